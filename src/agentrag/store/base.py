@@ -1,0 +1,100 @@
+"""The Store protocol: everything the retriever and the ingest pipeline need from a backend.
+
+It is deliberately narrow. A backend keeps documents, their chunks, one vector per chunk and a
+BM25 index over the tokens it is given; it answers the two channel searches with integer chunk keys
+and scores (higher is better), and it resolves keys to chunks. Fusion, de-duplication, reranking and
+everything above live outside, so the embedded SQLite store and the Milvus backend are swappable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from agentrag.types import Chunk, Document, SearchFilter
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """A chunk ready to store: its metadata, its vector, and its BM25 tokens per field."""
+
+    chunk: Chunk
+    vector: npt.NDArray[np.float32]
+    title_tokens: list[str]
+    body_tokens: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentState:
+    """What decides whether a re-ingest can be skipped."""
+
+    content_hash: str
+    pipeline: str
+    tags: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    documents: int
+    chunks: int
+    generation: int
+    embedder: str | None
+    dim: int | None
+    dense_index: str  # "exact" or "ann"
+    bytes: int
+
+
+# Keys and scores of one channel, best first.
+ChannelResult = list[tuple[int, float]]
+
+
+class Store(Protocol):
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedding model on first use; refuse a different one afterwards."""
+        ...
+
+    @property
+    def generation(self) -> int:
+        """Increases with every committed change; caches and derived indexes key on it."""
+        ...
+
+    def stats(self) -> StoreStats: ...
+
+    def document_state(self, doc_id: str) -> DocumentState | None: ...
+
+    def get_document(self, doc_id: str) -> Document | None: ...
+
+    def list_documents(self, limit: int | None = None, offset: int = 0) -> list[Document]: ...
+
+    def upsert_document(self, document: Document, pipeline: str, chunks: list[IndexedChunk]) -> None:
+        """Replace the document and all its chunks atomically (all or nothing)."""
+        ...
+
+    def update_tags(self, doc_id: str, tags: dict[str, str]) -> None: ...
+
+    def delete_document(self, doc_id: str) -> bool:
+        """Remove the document and everything indexed from it; False if it was not there."""
+        ...
+
+    def search_bm25(
+        self, tokens: list[str], k: int, flt: SearchFilter | None = None, title_weight: float = 2.0
+    ) -> ChannelResult:
+        """BM25 over title (and heading) and body fields; `title_weight` scales title term frequency."""
+        ...
+
+    def search_dense(
+        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None
+    ) -> ChannelResult: ...
+
+    def get_chunks(self, keys: list[int]) -> list[Chunk]:
+        """Chunks for the keys, in the order given; keys that no longer exist are skipped."""
+        ...
+
+    def get_document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]: ...
+
+    def close(self) -> None: ...

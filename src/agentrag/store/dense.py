@@ -1,0 +1,146 @@
+"""Dense indexes derived from the vectors in the database: exact (numpy) while small, ANN (usearch) when large.
+
+Both are caches of the database, never the truth: each knows the database generation it reflects and
+is brought up to date from the chunk change log, or rebuilt from the vectors table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Keys = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+
+
+def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
+    """Indices of the k best scores, best first (ties by position, so results are reproducible)."""
+    n = len(scores)
+    if n == 0 or k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    k = min(k, n)
+    idx = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+    return idx[np.lexsort((idx, -scores[idx]))]
+
+
+class DenseIndex(Protocol):
+    kind: str
+
+    def add(self, keys: Keys, vectors: Matrix) -> None: ...
+
+    def remove(self, keys: Keys) -> None: ...
+
+    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]: ...
+
+    def __len__(self) -> int: ...
+
+
+class ExactIndex:
+    """Brute-force inner product over a contiguous matrix; deletions are masked, then compacted."""
+
+    kind = "exact"
+
+    def __init__(self, dim: int) -> None:
+        self._dim = dim
+        self._keys: Keys = np.zeros(0, dtype=np.int64)
+        self._matrix: Matrix = np.zeros((0, dim), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._row: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def add(self, keys: Keys, vectors: Matrix) -> None:
+        if len(keys) == 0:
+            return
+        self.remove(keys)
+        start = len(self._keys)
+        self._keys = np.concatenate([self._keys, keys.astype(np.int64)])
+        self._matrix = np.ascontiguousarray(np.vstack([self._matrix, vectors.astype(np.float32)]))
+        self._alive = np.concatenate([self._alive, np.ones(len(keys), dtype=bool)])
+        for i, key in enumerate(keys.tolist()):
+            self._row[key] = start + i
+
+    def remove(self, keys: Keys) -> None:
+        for key in keys.tolist():
+            row = self._row.pop(key, None)
+            if row is not None:
+                self._alive[row] = False
+        if len(self._alive) > 1000 and len(self._row) < 0.7 * len(self._alive):
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive)
+        self._keys = self._keys[keep]
+        self._matrix = np.ascontiguousarray(self._matrix[keep])
+        self._alive = np.ones(len(keep), dtype=bool)
+        self._row = {key: i for i, key in enumerate(self._keys.tolist())}
+
+    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+        if allowed is not None:
+            rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
+            scores = self._matrix[rows] @ query
+            best = top_k(scores, k)
+            return self._keys[rows[best]], scores[best]
+        scores = self._matrix @ query
+        if len(self._row) < len(self._alive):
+            scores = np.where(self._alive, scores, -np.inf).astype(np.float32)
+        best = top_k(scores, k)
+        best = best[np.isfinite(scores[best])]
+        return self._keys[best], scores[best]
+
+
+class UsearchIndex:
+    """HNSW (usearch, cosine, f16 storage) for large knowledge bases; saved beside the database."""
+
+    kind = "ann"
+
+    def __init__(self, dim: int) -> None:
+        from usearch.index import Index
+
+        self._dim = dim
+        self._index = Index(
+            ndim=dim, metric="cos", dtype="f16", connectivity=16, expansion_add=128, expansion_search=96
+        )
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def add(self, keys: Keys, vectors: Matrix) -> None:
+        if len(keys) == 0:
+            return
+        self.remove(keys)
+        self._index.add(keys.astype(np.uint64), vectors.astype(np.float32))
+
+    def remove(self, keys: Keys) -> None:
+        present = [key for key in keys.tolist() if self._index.contains(key)]
+        if present:
+            self._index.remove(np.asarray(present, dtype=np.uint64))
+
+    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+        if allowed is not None:
+            # A selective filter: score exactly the allowed vectors (their count is small by definition of
+            # selective; the store only passes `allowed` then).
+            present = np.asarray([key for key in allowed.tolist() if self._index.contains(key)], dtype=np.uint64)
+            if len(present) == 0:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            vectors = np.asarray(self._index.get(present), dtype=np.float32)
+            scores = (vectors @ query).astype(np.float32)
+            best = top_k(scores, k)
+            return present[best].astype(np.int64), scores[best]
+        k = min(k, len(self._index))
+        if k == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        matches = self._index.search(query, k)
+        return np.asarray(matches.keys, dtype=np.int64), (1.0 - np.asarray(matches.distances)).astype(np.float32)
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        self._index.save(str(tmp))
+        tmp.replace(path)
+
+    def load(self, path: Path) -> None:
+        self._index.load(str(path))

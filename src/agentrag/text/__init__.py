@@ -1,0 +1,1 @@
+"""Text utilities shared by ingest, indexing and retrieval: tokens, sentences, fingerprints, dates."""

@@ -1,0 +1,127 @@
+"""Sentence boundaries for Chinese and English text.
+
+Chinese ends (。！？；) always end a sentence, with any closing quote or bracket that follows.
+English ends (. ! ? ;) end one only before whitespace, and a period does not after a known abbreviation
+("Dr.", "e.g.", "U.S.") or a single initial ("J. R. R. Tolkien"), nor inside a number ("3.14").
+"""
+
+from __future__ import annotations
+
+import re
+
+_CLOSERS = re.escape("\"'”’」』）)】》〉]")
+_CJK_END = re.compile(rf"[。！？；!?][{_CLOSERS}]*|…+[{_CLOSERS}]*")
+_EN_END = re.compile(rf"[.!?;][{_CLOSERS}]*(?=\s)")
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "al",
+        "fig",
+        "figs",
+        "no",
+        "nos",
+        "vol",
+        "vols",
+        "pp",
+        "ed",
+        "eds",
+        "approx",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "u.s",
+        "u.k",
+        "u.n",
+        "est",
+        "dept",
+        "univ",
+        "gen",
+        "gov",
+        "col",
+        "lt",
+        "sgt",
+        "cf",
+        "ca",
+    ]
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+def _is_abbreviation(text: str, end: int) -> bool:
+    """True when the period at text[end-1] closes an abbreviation or an initial, not a sentence."""
+    m = _WORD_BEFORE.search(text, 0, end - 1)
+    if not m:
+        return False
+    word = m.group(1).lower().rstrip(".")
+    return len(word) == 1 or word in _ABBREVIATIONS
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split into sentences, keeping each sentence's end punctuation and dropping blank pieces.
+
+    The pieces joined back together give the original text minus the whitespace between sentences.
+    """
+    ends: set[int] = set()
+    for m in _CJK_END.finditer(text):
+        ends.add(m.end())
+    for m in _EN_END.finditer(text):
+        if text[m.start()] == "." and _is_abbreviation(text, m.start() + 1):
+            continue
+        ends.add(m.end())
+    ends.add(len(text))
+    out: list[str] = []
+    start = 0
+    for end in sorted(ends):
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = end
+    return out
+
+
+_BREAKS = (re.compile(r"\n"), re.compile(r"(?<=[，、,：:])"), re.compile(r"\s"))
+
+
+def hard_wrap(text: str, limit: int) -> list[str]:
+    """Split an over-long sentence at line breaks, else clause marks, else spaces, else at `limit`."""
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = 0
+        for pattern in _BREAKS:
+            positions = [m.start() for m in pattern.finditer(window) if limit // 3 <= m.start() <= limit]
+            if positions:
+                cut = positions[-1]
+                break
+        if cut == 0:
+            cut = limit
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        pieces.append(rest)
+    return [p for p in pieces if p]

