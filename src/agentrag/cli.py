@@ -260,19 +260,15 @@ def search(
     if not hits:
         out.print(f"No results in [bold]{kb}[/] for {escape(query)!r}.")
         return
-    table = Table(show_lines=False, expand=True)
-    table.add_column("#", justify="right", width=3)
-    table.add_column("score", justify="right", width=7)
-    table.add_column("why", width=16)
-    table.add_column("source", ratio=1, overflow="fold")
-    table.add_column("passage", ratio=3)
     for h in hits:
-        why = " ".join(f"{name} #{cs.rank}" for name, cs in h.channels.items())
+        why = ", ".join(f"{name} #{cs.rank}" for name, cs in h.channels.items())
         where = Path(h.chunk.source).name + (f" p.{h.chunk.page}" if h.chunk.page else "")
-        if h.chunk.heading:
-            where += f"\n[dim]{escape(h.chunk.heading)}[/]"
-        table.add_row(str(h.rank), f"{h.score:.3f}", why, where, escape(_snippet(h.chunk.text)))
-    out.print(table)
+        heading = f" · {h.chunk.heading}" if h.chunk.heading else ""
+        out.print(
+            f"[bold cyan]{h.rank}.[/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]  "
+            f"[green]{h.score:.3f}[/] [dim]({why})[/]"
+        )
+        out.print("   " + escape(_snippet(h.chunk.text, 240)), highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- docs
@@ -435,6 +431,27 @@ def eval_command(
             f"R@10 {r['recall@10']:.3f} · AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · "
             f"MRR@10 {r['mrr@10']:.3f} · p50 {result['process']['latency_ms_p50']:.2f} ms"
         )
+
+
+@app.command()
+def sample(
+    copy_to: Annotated[
+        Path | None, typer.Option("--copy", help="Copy the sample documents into this folder instead.")
+    ] = None,
+) -> None:
+    """Print the folder of the bundled sample corpus (Chinese and English documents of a fictional team).
+
+    Example: agentrag ingest "$(agentrag sample)" && agentrag search "出差住宿标准是多少？"
+    """
+    import shutil
+    from importlib.resources import files
+
+    source = Path(str(files("agentrag") / "sample" / "docs"))
+    if copy_to is None:
+        print(source)
+        return
+    shutil.copytree(source, copy_to, dirs_exist_ok=True)
+    print(copy_to)
 
 
 @app.command()

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 import numpy as np
+import numpy.typing as npt
 
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
@@ -131,7 +132,7 @@ class KnowledgeBase:
         k: int | None = None,
         channel: Channel | None = None,
         flt: SearchFilter | None = None,
-        query_vector: np.ndarray | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
     ) -> list[Hit]:
         if not query.strip():
             raise ConfigError("query: empty query")

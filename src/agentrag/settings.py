@@ -20,6 +20,9 @@ from pydantic_settings import (
 )
 
 SETTINGS_FILE = "agentrag.toml"
+# Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
+# pipeline id differs are re-indexed on the next ingest, and eval knowledge bases are rebuilt.
+INDEX_FORMAT = "1"
 
 
 class _Section(BaseModel):
@@ -77,6 +80,13 @@ class RetrievalSettings(_Section):
     rrf_k: int = Field(60, ge=1)
     dense_weight: float = Field(0.6, ge=0, le=1, description="Share of the dense channel in weighted fusion.")
     title_weight: float = Field(2.0, ge=0, description="BM25 weight of title and heading terms relative to body terms.")
+    feedback_docs: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="Dense pseudo-relevance feedback: best first-pass hits folded into a second query (0 = off).",
+    )
+    feedback_weight: float = Field(1.0, ge=0, description="Weight of the feedback centroid added to the query vector.")
     relevance_floor: float = Field(0.0, ge=0, description="Drop fused hits scoring below this (0 keeps all).")
     dedupe: bool = Field(True, description="Drop hits whose normalised text duplicates a better hit.")
 
@@ -127,6 +137,7 @@ class Settings(BaseSettings):
     def index_fingerprint(self) -> str:
         """A hash of every setting that shapes what is stored (not how it is searched)."""
         shaping: dict[str, Any] = {
+            "format": INDEX_FORMAT,
             "chunking": self.ingest.chunking.model_dump(),
             "embedder": self.embedder.model_dump(include={"provider", "model", "passage_prefix"}),
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import numpy.typing as npt
 
 from agentrag.embed.base import Embedder
 from agentrag.errors import RerankError
@@ -43,16 +44,43 @@ class Retriever:
         channel: Channel,
         depth: int,
         flt: SearchFilter | None = None,
-        query_vector: np.ndarray | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
     ) -> dict[str, ChannelResult]:
-        """Raw per-channel results (keys and scores, best first)."""
+        """Raw per-channel results (keys and scores, best first), with dense feedback in hybrid mode."""
         out: dict[str, ChannelResult] = {}
         if channel in ("hybrid", "bm25"):
             out["bm25"] = self.store.search_bm25(tokenize_query(query), depth, flt, self.settings.title_weight)
         if channel in ("hybrid", "dense"):
             vector = query_vector if query_vector is not None else self.embedder.embed_queries([query])[0]
             out["dense"] = self.store.search_dense(vector, depth, flt)
+            if channel == "hybrid" and self.settings.feedback_docs > 0:
+                feedback = self._feedback(vector, self.fuse(out), depth, flt)
+                if feedback:
+                    out["feedback"] = feedback
         return out
+
+    def _feedback(
+        self,
+        vector: npt.NDArray[np.float32],
+        first_pass: list[tuple[int, float]],
+        depth: int,
+        flt: SearchFilter | None,
+    ) -> ChannelResult:
+        """Dense pseudo-relevance feedback (Rocchio): search again with the query moved toward its best hits.
+
+        The best first-pass passages name the entities and wording that the question only implies, so the
+        second search reaches passages one step away from the question (the second hop of a bridge
+        question) without any model call. It costs one more vector search and no embedding.
+        """
+        keys = [key for key, _ in first_pass[: self.settings.feedback_docs]]
+        if not keys:
+            return []
+        centroid = self.store.get_vectors(keys).mean(axis=0)
+        moved = vector + self.settings.feedback_weight * centroid
+        norm = float(np.linalg.norm(moved))
+        if norm == 0:
+            return []
+        return self.store.search_dense((moved / norm).astype(np.float32), depth, flt)
 
     def fuse(self, channels: dict[str, ChannelResult]) -> list[tuple[int, float]]:
         if len(channels) == 1:
@@ -60,7 +88,10 @@ class Retriever:
         s = self.settings
         if s.fusion == "rrf":
             return rrf(channels, {}, s.rrf_k)
-        weights = {"dense": s.dense_weight, "bm25": 1.0 - s.dense_weight}
+        # The dense share is split between the plain query and its feedback variant when both are present.
+        dense_parts = [name for name in ("dense", "feedback") if name in channels]
+        weights: dict[str, float] = {name: s.dense_weight / len(dense_parts) for name in dense_parts}
+        weights["bm25"] = 1.0 - s.dense_weight
         if s.fusion == "weighted_rrf":
             return rrf(channels, weights, s.rrf_k)
         return score_fusion(channels, weights)
@@ -71,7 +102,7 @@ class Retriever:
         k: int | None = None,
         channel: Channel | None = None,
         flt: SearchFilter | None = None,
-        query_vector: np.ndarray | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
     ) -> list[Hit]:
         k = k or self.settings.top_k
         channel = channel or self.settings.channel

@@ -35,6 +35,10 @@ class DenseIndex(Protocol):
 
     def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]: ...
 
+    def vectors(self, keys: list[int]) -> Matrix | None:
+        """Rows for the keys if this index holds them exactly in memory, else None (ask the database)."""
+        ...
+
     def __len__(self) -> int: ...
 
 
@@ -79,6 +83,10 @@ class ExactIndex:
         self._alive = np.ones(len(keep), dtype=bool)
         self._row = {key: i for i, key in enumerate(self._keys.tolist())}
 
+    def vectors(self, keys: list[int]) -> Matrix | None:
+        rows = [self._row[key] for key in keys if key in self._row]
+        return self._matrix[rows]
+
     def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
@@ -119,6 +127,9 @@ class UsearchIndex:
         present = [key for key in keys.tolist() if self._index.contains(key)]
         if present:
             self._index.remove(np.asarray(present, dtype=np.uint64))
+
+    def vectors(self, keys: list[int]) -> Matrix | None:
+        return None  # f16 copies; the database holds the exact float32 vectors
 
     def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:

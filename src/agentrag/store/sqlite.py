@@ -518,6 +518,15 @@ class SQLiteStore:
             ).fetchall()
         return {int(k): str(f) for k, f in rows}
 
+    def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            cached = self._dense_index().vectors(keys)
+            if cached is not None:
+                return cached
+            found, matrix = self._load_vectors(keys)
+        row = {int(k): i for i, k in enumerate(found.tolist())}
+        return matrix[[row[k] for k in keys if k in row]]
+
     def close(self) -> None:
         with self._lock:
             self._con.close()
