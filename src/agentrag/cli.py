@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -19,10 +20,12 @@ from rich.table import Table
 from agentrag import __version__
 from agentrag.errors import AgentragError
 from agentrag.ingest.pipeline import discover
-from agentrag.kb import KnowledgeBase
+from agentrag.kb import FAILURES_FILE, KnowledgeBase
+from agentrag.llm import model_free_notice
 from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
-from agentrag.types import Channel, Hit, IngestStatus, SearchFilter
+from agentrag.trace import TraceEvent
+from agentrag.types import Answer, Channel, Hit, IngestStatus, SearchFilter
 
 app = typer.Typer(
     name="agentrag",
@@ -51,14 +54,29 @@ KbOption = Annotated[str, typer.Option("--kb", help="Knowledge base name inside 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text (for scripts).")]
 
 
-class ChannelChoice(str, Enum):
+class ChannelChoice(StrEnum):
     hybrid = "hybrid"
     bm25 = "bm25"
     dense = "dense"
 
 
-class TaskChoice(str, Enum):
+class ModeChoice(StrEnum):
+    auto = "auto"
+    direct = "direct"
+    single = "single"
+    iterative = "iterative"
+    agent = "agent"
+
+
+class PresetChoice(StrEnum):
+    fast = "fast"
+    balanced = "balanced"
+    thorough = "thorough"
+
+
+class TaskChoice(StrEnum):
     retrieval = "retrieval"
+    answer = "answer"
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -271,6 +289,191 @@ def search(
         out.print("   " + escape(_snippet(h.chunk.text, 240)), highlight=False)
 
 
+# ---------------------------------------------------------------------------------------------- ask
+
+
+_notice_shown = False
+
+
+def _model_free_notice(settings: Settings, as_json: bool) -> None:
+    """Say once per process, plainly, that no LLM is configured."""
+    global _notice_shown
+    notice = model_free_notice(settings.llm)
+    if notice and not _notice_shown and not as_json:
+        err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)
+    _notice_shown = True
+
+
+def _progress_printer(event: TraceEvent) -> None:
+    if event.message:
+        err.print(f"[dim]… {escape(event.message)}[/]", soft_wrap=True, highlight=False)
+
+
+def print_answer(answer: Answer) -> None:
+    out.print(escape(answer.answer), highlight=False)
+    if answer.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in answer.citations:
+            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
+            heading = f" · {c.heading}" if c.heading else ""
+            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
+            out.print(f"      [dim]“{escape(_snippet(c.quote, 200))}”[/]", highlight=False)
+    if answer.unsupported:
+        out.print(
+            f"\n[yellow]{len(answer.unsupported)} sentence(s) could not be matched to a source and are marked.[/]"
+        )
+    u = answer.usage
+    out.print(
+        f"\n[dim]{answer.mode} · {answer.stop_reason} · {u.llm_calls} LLM calls · {u.retrieval_calls} searches · "
+        f"{u.ms} ms · trace {answer.trace_id}[/]"
+    )
+
+
+@app.command()
+@friendly_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question, in any language.")],
+    mode: Annotated[
+        ModeChoice,
+        typer.Option(
+            "--mode",
+            help="auto routes; direct: no search; single: search once; iterative: grade and "
+            "retry; agent: plan, search, follow up.",
+        ),
+    ] = ModeChoice.auto,
+    preset: Annotated[
+        PresetChoice, typer.Option("--preset", help="Budget preset: LLM calls, searches, tokens, wall time.")
+    ] = PresetChoice.balanced,
+    stream: Annotated[bool, typer.Option("--stream", help="Show progress as it happens, then the answer.")] = False,
+    home: HomeOption = None,
+    kb: KbOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question from the knowledge base, with checked citations.
+
+    Example: agentrag ask "标准版和企业版有什么区别？" --stream
+    """
+    settings = _settings(home)
+    _model_free_notice(settings, as_json)
+    streamed: list[str] = []
+
+    def on_token(piece: str) -> None:
+        streamed.append(piece)
+        print(piece, end="", flush=True)
+
+    with _open(home, kb) as knowledge_base:
+        answer = knowledge_base.ask(
+            question,
+            mode=mode.value,
+            preset=preset.value,
+            on_event=_progress_printer if stream else None,
+            on_token=on_token if stream and not as_json else None,
+        )
+    if as_json:
+        _emit_json(answer.contract())
+        return
+    if streamed:
+        print("\n")
+        if "".join(streamed).strip() != answer.answer.strip():
+            out.print("[dim]After the citation check:[/]")
+            print_answer(answer)
+            return
+        answer = answer.model_copy(update={"answer": ""})
+    print_answer(answer)
+
+
+@app.command()
+@friendly_errors
+def chat(
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="Answer mode for every turn.")] = ModeChoice.auto,
+    preset: Annotated[PresetChoice, typer.Option("--preset", help="Budget preset.")] = PresetChoice.balanced,
+    conversation_id: Annotated[
+        str | None, typer.Option("--conversation", help="Resume (and keep) a named conversation in the data directory.")
+    ] = None,
+    home: HomeOption = None,
+    kb: KbOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Talk with the knowledge base: follow-up questions are understood in context. /new starts over, /exit quits.
+
+    With --json, one JSON object per turn (JSON lines), read from standard input.
+    """
+    from agentrag.agent.memory import Conversation, ConversationStore
+
+    settings = _settings(home)
+    _model_free_notice(settings, as_json)
+    store = ConversationStore(settings.home / "conversations")
+    conversation = store.load(conversation_id) if conversation_id else Conversation(conversation_id="cli")
+    interactive = sys.stdin.isatty() and not as_json
+    with _open(home, kb) as knowledge_base:
+        if interactive:
+            out.print(f"[bold]{kb}[/]: ask a question (/new to start over, /exit to quit)")
+        while True:
+            try:
+                line = input("you> " if interactive else "")
+            except EOFError:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                break
+            if text == "/new":
+                conversation = Conversation(conversation_id=conversation.conversation_id)
+                out.print("[dim]new conversation[/]")
+                continue
+            answer = knowledge_base.ask(
+                text,
+                mode=mode.value,
+                preset=preset.value,
+                conversation=conversation,
+                on_event=_progress_printer if interactive else None,
+            )
+            if conversation_id:
+                store.save(conversation)
+            if as_json:
+                _emit_json({**answer.contract(), "question": text, "search_query": answer.search_query})
+            else:
+                print_answer(answer)
+
+
+@app.command()
+@friendly_errors
+def failures(
+    limit: Annotated[int, typer.Option("--limit", help="Show the most recent N.", min=1)] = 20,
+    home: HomeOption = None,
+    kb: Annotated[str | None, typer.Option("--kb", help="Only this knowledge base [default: all].")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Questions that ended in fallback, budget or no_evidence: what the knowledge base may be missing.
+
+    Open one with its trace: see <home>/traces/TRACE_ID.jsonl
+    """
+    settings = _settings(home)
+    path = settings.home / FAILURES_FILE
+    rows: list[dict[str, Any]] = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if kb is None or row.get("kb") == kb:
+                    rows.append(row)
+    rows = rows[-limit:]
+    if as_json:
+        _emit_json({"failures": rows})
+        return
+    if not rows:
+        out.print("No failed questions recorded.")
+        return
+    for row in reversed(rows):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["ts"]))
+        out.print(
+            f"[dim]{when}[/] [bold]{escape(row['kb'])}[/] [yellow]{row['stop_reason']}[/] "
+            f"{escape(row['question'])}  [dim]trace {row['trace_id']}[/]",
+            soft_wrap=True,
+        )
+
+
 # ---------------------------------------------------------------------------------------------- docs
 
 
@@ -363,7 +566,14 @@ def docs_delete(
 @friendly_errors
 def eval_command(
     dataset_dir: Annotated[Path, typer.Argument(help="A folder with corpus.jsonl, queries.jsonl and qrels.tsv.")],
-    task: Annotated[TaskChoice, typer.Option("--task", help="What to measure.")] = TaskChoice.retrieval,
+    task: Annotated[
+        TaskChoice,
+        typer.Option("--task", help="retrieval: rank passages per channel; answer: ask every question end to end."),
+    ] = TaskChoice.retrieval,
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="Answer mode for --task answer.")] = ModeChoice.auto,
+    preset: Annotated[
+        PresetChoice, typer.Option("--preset", help="Budget preset for --task answer.")
+    ] = PresetChoice.balanced,
     limit: Annotated[
         int | None, typer.Option("--limit", help="Only the first N queries, in file order.", min=1)
     ] = None,
@@ -415,6 +625,9 @@ def eval_command(
             channel=channel.value if channel else None,
             ingest_progress=on_ingest,
             query_progress=on_query,
+            task=task.value,
+            mode=mode.value,
+            preset=preset.value,
         )
     result = run.result
     if json_out is not None:
@@ -425,12 +638,16 @@ def eval_command(
     if report is not None:
         write_report(result, report)
     if not quiet:
-        r = result["retrieval"]
-        out.print(
-            f"[bold]{result['dataset']}[/] ({result['queries']} queries, {result['details']['channel']}): "
-            f"R@10 {r['recall@10']:.3f} · AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · "
-            f"MRR@10 {r['mrr@10']:.3f} · p50 {result['process']['latency_ms_p50']:.2f} ms"
+        r, a, p = result["retrieval"], result["answer"], result["process"]
+        what = result["details"].get("channel") or f"{result['details'].get('mode')} mode"
+        line = (
+            f"[bold]{result['dataset']}[/] ({result['queries']} queries, {what}): R@10 {r['recall@10']:.3f} · "
+            f"AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · MRR@10 {r['mrr@10']:.3f} · "
+            f"p50 {p['latency_ms_p50']:.2f} ms"
         )
+        if a.get("contains") is not None:
+            line += f" · contains {a['contains']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"
+        out.print(line, soft_wrap=True)
 
 
 @app.command()

@@ -38,3 +38,31 @@ class KnowledgeBaseNotFound(AgentragError):
 
 class DocumentNotFound(AgentragError):
     """No document with that id in the knowledge base."""
+
+
+class LLMError(AgentragError):
+    """The chat endpoint failed or answered unusably; the caller falls back to its model-free role.
+
+    `model` and `endpoint` name what was called; `status` is the HTTP status when the server answered one.
+    """
+
+    def __init__(
+        self, message: str, *, model: str | None = None, endpoint: str | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.model = model
+        self.endpoint = endpoint
+        self.status = status
+
+
+class LLMTimeout(LLMError):
+    """The call did not finish within its time limit (the per-call timeout or the question's remaining time)."""
+
+
+class LLMUnavailable(LLMError):
+    """The endpoint cannot serve: unreachable, rate-limited or failing past the retries, or refusing the key or
+    model (401/403/404)."""
+
+
+class LLMOutputError(LLMError):
+    """The model's structured output stayed invalid after one repair attempt."""

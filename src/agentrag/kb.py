@@ -14,23 +14,30 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agentrag.agent.assistant import Assistant
+from agentrag.agent.memory import Conversation, Turn
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
 from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
+from agentrag.llm import make_llm
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
 from agentrag.store.sqlite import SQLiteStore
-from agentrag.types import Channel, Chunk, Document, Hit, IngestReport, SearchFilter
+from agentrag.trace import TraceEvent
+from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 STORE_FILE = "store.sqlite"
+FAILURES_FILE = "failures.jsonl"
 
 _embedders: dict[str, Embedder] = {}
 _embedders_lock = threading.Lock()
@@ -73,6 +80,7 @@ class KnowledgeBase:
         self.store = SQLiteStore(self.path / STORE_FILE, settings.store)
         self.embedder = embedder or shared_embedder(settings.embedder)
         self._bound = False
+        self._assistant: Assistant | None = None
         self.retriever = Retriever(
             self.store,
             self.embedder,
@@ -149,10 +157,46 @@ class KnowledgeBase:
         return doc, self.store.get_document_chunks(doc_id)
 
     def chunk(self, chunk_id: str) -> Chunk:
-        chunk = self.store.get_chunk_by_id(chunk_id)
-        if chunk is None:
+        found = self.store.get_chunk_by_id(chunk_id)
+        if found is None:
             raise DocumentNotFound(f"no chunk {chunk_id!r} in knowledge base {self.name!r}")
-        return chunk
+        return found[1]
+
+    # ------------------------------------------------------------------ answers
+
+    @property
+    def assistant(self) -> Assistant:
+        """The question-answering agent over this knowledge base (model-free unless an LLM is configured)."""
+        if self._assistant is None:
+            self._bind()
+            home = self.settings.home
+            self._assistant = Assistant(
+                self.retriever,
+                make_llm(self.settings.llm),
+                kb_name=self.name,
+                trace_dir=home / "traces",
+                failures_path=home / FAILURES_FILE,
+                count_documents=lambda: self.store.stats().documents,
+            )
+        return self._assistant
+
+    def ask(
+        self,
+        question: str,
+        mode: str = "auto",
+        preset: str = "balanced",
+        budget: dict[str, Any] | None = None,
+        conversation: Conversation | None = None,
+        on_event: Callable[[TraceEvent], None] | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Answer:
+        """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape."""
+        answer = self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token)
+        if conversation is not None:
+            conversation.add(
+                Turn(question=question, answer=answer.answer, standalone=answer.search_query), self.assistant.llm
+            )
+        return answer
 
     # ------------------------------------------------------------------ lifecycle
 

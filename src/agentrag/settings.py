@@ -19,6 +19,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from agentrag.errors import ConfigError
+
 SETTINGS_FILE = "agentrag.toml"
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
 # pipeline id differs are re-indexed on the next ingest, and eval knowledge bases are rebuilt.
@@ -100,6 +102,47 @@ class RerankSettings(_Section):
     timeout_s: float = Field(30.0, gt=0)
 
 
+LLMRole = Literal["router", "planner", "grader", "rewriter", "sufficiency", "synthesizer", "summarizer", "agent"]
+
+
+class LLMSettings(_Section):
+    """One OpenAI-compatible chat endpoint (OpenAI, DeepSeek, Qwen, vLLM, Ollama, llama.cpp server).
+
+    With neither a base URL nor an API key configured, agentrag runs model-free: every role has a rule or
+    extractive implementation. `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `AGENTRAG_LLM_MODEL` are read too.
+    """
+
+    base_url: str | None = Field(
+        None, description="Chat endpoint, e.g. https://api.deepseek.com/v1 or http://localhost:11434/v1."
+    )
+    api_key: str | None = Field(None, description="API key (local servers usually accept any value).")
+    model: str | None = Field(None, description="Default model for every role.")
+    role_models: dict[LLMRole, str] = Field(
+        default_factory=dict, description="Per-role model overrides, e.g. {grader = 'qwen2.5-7b-instruct'}."
+    )
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_output_tokens: int = Field(1024, ge=16, description="Upper bound on tokens per completion.")
+    timeout_s: float = Field(20.0, gt=0, description="Per call; the question's wall-time budget caps it further.")
+    max_retries: int = Field(2, ge=0, description="Retries with backoff on 429, 5xx and connection errors.")
+    json_mode: Literal["json_schema", "json_object", "none"] = Field(
+        "json_schema", description="How structured output is requested; 'none' relies on the prompt alone."
+    )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key)
+
+    def model_for(self, role: LLMRole) -> str:
+        model = self.role_models.get(role) or self.model
+        if model:
+            return model
+        if self.base_url is None:
+            return "gpt-4o-mini"  # api.openai.com with only a key: a sensible, cheap default
+        raise ConfigError(
+            f"no model configured for {self.base_url}: set AGENTRAG_LLM_MODEL (or llm.model in agentrag.toml)"
+        )
+
+
 class StoreSettings(_Section):
     backend: Literal["sqlite"] = "sqlite"
     ann_threshold: int = Field(
@@ -120,6 +163,19 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @model_validator(mode="after")
+    def _standard_llm_environment(self) -> Settings:
+        """The variables every OpenAI-compatible tool reads fill what the settings leave open."""
+        llm = self.llm
+        updates = {
+            "base_url": llm.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            "api_key": llm.api_key or os.environ.get("OPENAI_API_KEY") or None,
+            "model": llm.model or os.environ.get("AGENTRAG_LLM_MODEL") or None,
+        }
+        self.llm = llm.model_copy(update=updates)
+        return self
 
     @classmethod
     def settings_customise_sources(

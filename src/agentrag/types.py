@@ -104,6 +104,7 @@ class Hit(BaseModel):
     chunk: Chunk
     score: float
     rank: int
+    key: int = Field(-1, description="The store's key for the chunk (for vector lookups); -1 when unknown.")
     channels: dict[str, ChannelScore] = Field(default_factory=dict)
     rerank_score: float | None = None
 
@@ -129,3 +130,78 @@ class IngestReport(BaseModel):
         self.items.append(item)
         setattr(self, item.status, getattr(self, item.status) + 1)
         self.chunks += item.chunks
+
+
+# ------------------------------------------------------------------------------------------ answers
+
+Mode = Literal["direct", "single", "iterative", "agent"]
+StopReason = Literal["answered", "budget", "no_evidence", "fallback", "error"]
+Grade = Literal["correct", "ambiguous", "incorrect"]
+
+
+class SubQuery(BaseModel):
+    """One focused search the planner asks for; `intent` says what it should establish."""
+
+    query: str
+    intent: str = ""
+
+
+class Evidence(BaseModel):
+    """A passage the answer may use: the hit, the sub-query that found it, and its grade."""
+
+    hit: Hit
+    found_by: str = ""
+    grade: Grade = "ambiguous"
+    grade_reason: str = ""
+    round: int = 1
+
+    @property
+    def chunk(self) -> Chunk:
+        return self.hit.chunk
+
+
+class Citation(BaseModel):
+    n: int
+    doc_id: str
+    chunk_id: str
+    source: str
+    quote: str
+    title: str = ""
+    heading: str = ""
+    page: int | None = None
+
+
+class Usage(BaseModel):
+    llm_calls: int = 0
+    retrieval_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ms: int = 0
+
+
+class Answer(BaseModel):
+    """The result of one question. `contract()` is the exact `ask --json` shape other tools rely on."""
+
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    mode: str
+    stop_reason: StopReason
+    usage: Usage = Field(default_factory=Usage)
+    unsupported: list[str] = Field(default_factory=list)
+    trace_id: str
+    evidence: list[Evidence] = Field(default_factory=list, description="Passages given to the synthesizer, best first.")
+    route_reason: str = ""
+    search_query: str = Field(
+        "", description="The standalone query searched (the user's question is what is answered)."
+    )
+
+    def contract(self) -> dict[str, object]:
+        return {
+            "answer": self.answer,
+            "citations": [c.model_dump(include={"n", "doc_id", "chunk_id", "source", "quote"}) for c in self.citations],
+            "mode": self.mode,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage.model_dump(),
+            "unsupported": self.unsupported,
+            "trace_id": self.trace_id,
+        }

@@ -317,7 +317,7 @@ def make_pdf(path: Path, title: str | None = "Annual Report on Widgets") -> Path
     pdf = fpdf.FPDF()
     if title is not None:
         pdf.set_title(title)
-    pdf.set_creation_date(dt.datetime(2022, 6, 30, 12, 0, tzinfo=dt.timezone.utc))
+    pdf.set_creation_date(dt.datetime(2022, 6, 30, 12, 0, tzinfo=dt.UTC))
     pdf.add_page()
     pdf.set_font("helvetica", "B", 16)
     pdf.cell(0, 10, "Chapter One: Widgets", new_x="LMARGIN", new_y="NEXT")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from agentrag.eval.data import Dataset, load_dataset
-from agentrag.eval.metrics import recall_curve, retrieval_metrics
+from agentrag.eval.metrics import contains, exact_match, f1, recall_curve, retrieval_metrics
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
 from agentrag.types import Channel, IngestStatus
@@ -114,6 +114,73 @@ def run_retrieval(
     return runs, embed_stats
 
 
+@dataclass
+class AnswerRun:
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_answers(
+    kb: KnowledgeBase,
+    dataset: Dataset,
+    mode: str,
+    preset: str,
+    progress: Callable[[int], None] | None = None,
+) -> AnswerRun:
+    """Ask every query; the retrieval block is computed from the evidence each answer actually used."""
+    run = AnswerRun()
+    for i, q in enumerate(dataset.queries):
+        answer = kb.ask(q.text, mode=mode, preset=preset)
+        ranked = list(dict.fromkeys(e.chunk.doc_id for e in answer.evidence))[:PASSAGE_DEPTH]
+        run.rankings[q.qid] = ranked
+        row: dict[str, Any] = {
+            "qid": q.qid,
+            "type": q.type,
+            "mode": answer.mode,
+            "stop_reason": answer.stop_reason,
+            "llm_calls": answer.usage.llm_calls,
+            "retrieval_calls": answer.usage.retrieval_calls,
+            "tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
+            "ms": answer.usage.ms,
+            "answer": answer.answer,
+            "abstained": answer.stop_reason == "no_evidence",
+        }
+        if q.answers:
+            row.update(
+                contains=contains(answer.answer, q.answers),
+                em=exact_match(answer.answer, q.answers),
+                f1=f1(answer.answer, q.answers),
+            )
+        run.rows.append(row)
+        if progress is not None:
+            progress(i + 1)
+    return run
+
+
+def _answer_blocks(run: AnswerRun) -> tuple[dict[str, Any], dict[str, Any]]:
+    rows = run.rows
+    scored = [r for r in rows if "contains" in r]
+
+    def mean(key: str, items: list[dict[str, Any]]) -> float | None:
+        return round(float(statistics.fmean(r[key] for r in items)), 4) if items else None
+
+    answer = {
+        "contains": mean("contains", scored),
+        "em": mean("em", scored),
+        "f1": mean("f1", scored),
+        "abstain_rate": mean("abstained", rows),
+    }
+    latencies = [float(r["ms"]) for r in rows]
+    process = {
+        "llm_calls_mean": mean("llm_calls", rows),
+        "retrieval_calls_mean": mean("retrieval_calls", rows),
+        "tokens_mean": mean("tokens", rows),
+        "latency_ms_p50": round(_percentile(latencies, 50) or 0.0, 1) if latencies else None,
+        "latency_ms_p95": round(_percentile(latencies, 95) or 0.0, 1) if latencies else None,
+    }
+    return answer, process
+
+
 def run_eval(
     dataset_dir: Path | str,
     kb_factory: Callable[[str], KnowledgeBase],
@@ -123,12 +190,18 @@ def run_eval(
     channel: Channel | None = None,
     ingest_progress: Callable[[IngestStatus], None] | None = None,
     query_progress: Callable[[int], None] | None = None,
+    task: str = "retrieval",
+    mode: str = "auto",
+    preset: str = "balanced",
 ) -> EvalRun:
     dataset = load_dataset(dataset_dir, limit)
     kb_name = eval_kb_name(dataset, settings, embedder_name)
     kb = kb_factory(kb_name)
     try:
         ingest = build_or_reuse(kb, dataset, ingest_progress)
+        if task == "answer":
+            answers = run_answers(kb, dataset, mode, preset, query_progress)
+            return _answer_result(dataset, kb_name, ingest, answers, settings, mode, preset)
         main_channel: Channel = channel or settings.retrieval.channel
         runs, embed_stats = run_retrieval(kb, dataset, CHANNELS, query_progress)
     finally:
@@ -201,3 +274,54 @@ def run_eval(
         },
     }
     return EvalRun(dataset=dataset, kb_name=kb_name, result=result, channels=runs, per_query=per_query)
+
+
+def _answer_result(
+    dataset: Dataset,
+    kb_name: str,
+    ingest: dict[str, Any],
+    answers: AnswerRun,
+    settings: Settings,
+    mode: str,
+    preset: str,
+) -> EvalRun:
+    rows = [retrieval_metrics(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries]
+    retrieval = {k: round(v, 4) for k, v in _mean_metrics(rows).items()}
+    answer, process = _answer_blocks(answers)
+    by_type: dict[str, list[dict[str, float]]] = {}
+    for q, m in zip(dataset.queries, rows, strict=True):
+        if q.type:
+            by_type.setdefault(q.type, []).append(m)
+    modes: dict[str, int] = {}
+    stops: dict[str, int] = {}
+    for r in answers.rows:
+        modes[r["mode"]] = modes.get(r["mode"], 0) + 1
+        stops[r["stop_reason"]] = stops.get(r["stop_reason"], 0) + 1
+    latencies = [float(r["ms"]) for r in answers.rows]
+    result: dict[str, Any] = {
+        "dataset": dataset.name,
+        "queries": len(dataset.queries),
+        "retrieval": retrieval,
+        "answer": answer,
+        "process": process,
+        "ingest": {k: ingest[k] for k in ("passages", "seconds", "passages_per_s")},
+        "details": {
+            "task": "answer",
+            "mode": mode,
+            "preset": preset,
+            "llm": settings.llm.model if settings.llm.configured else None,
+            "knowledge_base": kb_name,
+            "ingest_reused": ingest["reused"],
+            "chunks": ingest.get("chunks"),
+            "modes_used": modes,
+            "stop_reasons": stops,
+            "latency_ms_mean": round(statistics.fmean(latencies), 1) if latencies else None,
+            "by_type": {
+                t: {k: round(v, 4) for k, v in _mean_metrics(rs).items()} | {"n": len(rs)} for t, rs in by_type.items()
+            },
+            "retrieval_note": "ranked from the evidence handed to the synthesizer, across all rounds",
+            "settings": settings.retrieval.model_dump(),
+        },
+    }
+    per_query = [{**r, **m} for r, m in zip(answers.rows, rows, strict=True)]
+    return EvalRun(dataset=dataset, kb_name=kb_name, result=result, channels={}, per_query=per_query)

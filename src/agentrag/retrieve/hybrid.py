@@ -129,6 +129,7 @@ class Retriever:
                     chunk=chunk,
                     score=float(score),
                     rank=len(hits) + 1,
+                    key=key,
                     channels={
                         name: ChannelScore(rank=r[key][0], score=float(r[key][1]))
                         for name, r in ranks.items()

@@ -95,6 +95,10 @@ class Store(Protocol):
 
     def get_document_chunks(self, doc_id: str) -> list[Chunk]: ...
 
+    def get_chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
+        """The key and chunk for a chunk id, or None."""
+        ...
+
     def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]: ...
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:

@@ -490,10 +490,10 @@ class SQLiteStore:
         by_key = {r[0]: self._chunk(r) for r in rows}
         return [by_key[k] for k in keys if k in by_key]
 
-    def get_chunk_by_id(self, chunk_id: str) -> Chunk | None:
+    def get_chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
         with self._lock:
             row = self._con.execute(f"{self._CHUNK_SQL} WHERE c.chunk_id=?", (chunk_id,)).fetchone()
-        return None if row is None else self._chunk(row)
+        return None if row is None else (int(row[0]), self._chunk(row))
 
     def get_document_chunks(self, doc_id: str) -> list[Chunk]:
         with self._lock:

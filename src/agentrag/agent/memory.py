@@ -1,0 +1,108 @@
+"""Conversation memory: the last turns verbatim, older ones folded into a summary.
+
+A follow-up is rewritten into a standalone query (see rewriter.py) from this history before retrieval.
+Conversations are plain JSON files in the data directory, so they survive a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agentrag.errors import ConfigError, LLMError
+from agentrag.llm import LLMClient, TokenMeter
+from agentrag.text.sentences import split_sentences
+
+_CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_CITATION = re.compile(r"\[\d+\]")
+
+
+class Turn(BaseModel):
+    question: str
+    answer: str
+    standalone: str = ""
+    ts: float = Field(default_factory=time.time)
+
+
+class Conversation(BaseModel):
+    conversation_id: str
+    turns: list[Turn] = Field(default_factory=list)
+    summary: str = ""
+    keep_verbatim: int = 4
+
+    def previous_questions(self) -> list[str]:
+        return [t.standalone or t.question for t in self.turns]
+
+    def history_text(self) -> str:
+        lines = [f"Summary of earlier turns: {self.summary}"] if self.summary else []
+        for t in self.turns[-self.keep_verbatim :]:
+            lines.append(f"User: {t.question}")
+            lines.append(f"Assistant: {_CITATION.sub('', t.answer).strip()}")
+        return "\n".join(lines)
+
+    def add(self, turn: Turn, llm: LLMClient | None = None, meter: TokenMeter | None = None) -> None:
+        """Append a turn; turns beyond the last `keep_verbatim` are folded into the summary."""
+        self.turns.append(turn)
+        if len(self.turns) > self.keep_verbatim:
+            older, self.turns = self.turns[: -self.keep_verbatim], self.turns[-self.keep_verbatim :]
+            self.summary = summarise(self.summary, older, llm, meter)
+
+
+def _first_sentence(text: str) -> str:
+    sentences = split_sentences(_CITATION.sub("", text))
+    return sentences[0] if sentences else text[:160]
+
+
+SUMMARY_PROMPT = """Update the running summary of a conversation between a user and a document assistant.
+Keep names, numbers and what the user is working on; at most 5 sentences, in the conversation's language.
+Reply with the new summary only."""
+
+
+def summarise(summary: str, turns: list[Turn], llm: LLMClient | None, meter: TokenMeter | None) -> str:
+    plain = " ".join(f"Q: {t.question} A: {_first_sentence(t.answer)}" for t in turns)
+    if llm is not None:
+        try:
+            response = llm.chat(
+                [
+                    {"role": "system", "content": SUMMARY_PROMPT},
+                    {"role": "user", "content": f"Summary so far: {summary or '(none)'}\n\nNew turns: {plain}"},
+                ],
+                role="summarizer",
+                timeout_s=10.0,
+                meter=meter,
+            )
+            if response.content.strip():
+                return response.content.strip()
+        except LLMError:
+            pass
+    combined = f"{summary} {plain}".strip()
+    return combined[-1500:]
+
+
+class ConversationStore:
+    """Conversations as JSON files under `<home>/conversations/`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, conversation_id: str) -> Path:
+        if not _CONVERSATION_ID.match(conversation_id):
+            raise ConfigError(f"invalid conversation_id {conversation_id!r}: use 1-64 letters, digits, '_' or '-'")
+        return self.directory / f"{conversation_id}.json"
+
+    def load(self, conversation_id: str) -> Conversation:
+        path = self._path(conversation_id)
+        if path.exists():
+            return Conversation.model_validate_json(path.read_text(encoding="utf-8"))
+        return Conversation(conversation_id=conversation_id)
+
+    def save(self, conversation: Conversation) -> None:
+        path = self._path(conversation.conversation_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(conversation.model_dump(), ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)

@@ -1,0 +1,126 @@
+"""The router: decide before any expensive step how much work a question deserves.
+
+Three kinds: `none` (chit-chat, questions about the assistant itself: answer directly), `simple` (one fact:
+retrieve once, answer), `complex` (comparison, several entities, multi-hop, why/how: plan and loop).
+Rules and keywords decide first; when they are unsure and an LLM is configured, the LLM decides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentrag.errors import LLMError
+from agentrag.llm import LLMClient, TokenMeter
+
+Kind = Literal["none", "simple", "complex"]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    kind: Kind
+    reason: str
+    sure: bool = True
+    by: str = "rules"
+
+
+_CHITCHAT = re.compile(
+    r"^\s*(hi|hello|hey|yo|thanks|thank you|thx|good (morning|afternoon|evening)|bye|goodbye|ok|okay|cool|"
+    r"你好|您好|嗨|哈喽|谢谢|多谢|感谢|早上好|晚上好|再见|好的|收到|在吗)[\s!！。.,，~～?？]*$",
+    re.I,
+)
+_ABOUT_ASSISTANT = re.compile(
+    r"\b(who are you|what are you|what can you do|how do i use you|what is agentrag|help me use)\b|"
+    r"你是谁|你叫什么|你能做什么|你会什么|你是什么|怎么用你|如何使用你",
+    re.I,
+)
+_COMPARISON = re.compile(
+    r"\b(compare[sd]?|comparison|versus|vs\.?|differen(ce|ces|t)|differ|similarit(y|ies)|pros and cons|"
+    r"trade-?offs?|both|either|neither|more .{1,30} than|less .{1,30} than|older|younger|earlier|later|"
+    r"larger|smaller|bigger|longer|shorter|higher|lower|first)\b|"
+    r"对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个更|谁更|分别|优缺点|优劣",
+    re.I,
+)
+# "Which costs more, the Standard plan or the Enterprise plan?": a choice between named alternatives.
+_CHOICE = re.compile(r"\b(which|who|what|whose)\b[^?？]{0,120}?,?\s[^?？]{1,80}?\bor\b\s+\S", re.I)
+_WHY_HOW = re.compile(
+    r"\b(why|how (does|do|did|can|could|should|would|is|are|was|were|to)|what factors|what causes|"
+    r"what led|explain|relationship between)\b|"
+    r"为什么|为何|原因|如何|怎样|怎么(做|办|处理|解决|实现)|哪些因素|什么因素|影响|导致|关系",
+    re.I,
+)
+# A noun followed by a relative clause ("the service that caused", "the person who sang"): a bridge question.
+_BRIDGE = re.compile(
+    r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
+    r"|\b(of|by|for|in) the .{3,60}? (of|by|for|that|who|which)\b",
+    re.I,
+)
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|'([^']{3,60})'")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_SIMPLE_CUES = re.compile(
+    r"^\s*(what is|what's|what are|who is|who was|when (is|was|did)|where (is|was)|how (many|much|long|old)|"
+    r"define|list)\b|多少|几|是什么|是谁|哪一年|什么时候|在哪",
+    re.I,
+)
+
+
+def rule_route(question: str) -> Route:
+    q = question.strip()
+    if not q:
+        return Route("none", "empty question")
+    if _CHITCHAT.match(q):
+        return Route("none", "greeting or acknowledgement")
+    if _ABOUT_ASSISTANT.search(q):
+        return Route("none", "a question about the assistant itself")
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(q)]
+    if len(quoted) >= 2:
+        return Route("complex", f"several named entities ({len(quoted)} quoted names)")
+    if len(set(_YEAR.findall(q))) >= 2:
+        return Route("complex", "several dates")
+    if m := _COMPARISON.search(q):
+        return Route("complex", f"comparison cue {m.group(0)!r}")
+    if _CHOICE.search(q):
+        return Route("complex", "a choice between alternatives (A or B)")
+    if m := _WHY_HOW.search(q):
+        return Route("complex", f"why/how cue {m.group(0)!r}")
+    if m := _BRIDGE.search(q):
+        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}")
+    if _SIMPLE_CUES.search(q) or len(q) <= 60:
+        return Route("simple", "single-fact question")
+    return Route("simple", "no complexity cue, but long", sure=False)
+
+
+class _LLMRoute(BaseModel):
+    kind: Kind = Field(description="none: no retrieval needed; simple: one fact; complex: several steps")
+    reason: str = Field(description="one short sentence")
+
+
+ROUTER_PROMPT = """You classify questions for a document question-answering assistant.
+- none: greetings, thanks, or questions about the assistant itself; no document search is needed.
+- simple: asks for one fact that one passage can answer.
+- complex: compares things, involves several entities or dates, needs two or more facts chained together
+  (multi-hop), or asks why/how something happens.
+Answer with JSON only."""
+
+
+def route(
+    question: str, llm: LLMClient | None = None, timeout_s: float = 10.0, meter: TokenMeter | None = None
+) -> Route:
+    """Rules first; the LLM only where the rules are unsure and one is configured."""
+    decided = rule_route(question)
+    if decided.sure or llm is None:
+        return decided
+    try:
+        out = llm.structured(
+            [{"role": "system", "content": ROUTER_PROMPT}, {"role": "user", "content": question}],
+            _LLMRoute,
+            role="router",
+            timeout_s=timeout_s,
+            meter=meter,
+        )
+    except LLMError:
+        return decided
+    return Route(out.kind, out.reason, sure=True, by="llm")

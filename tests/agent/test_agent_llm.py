@@ -1,0 +1,259 @@
+"""The agent with an LLM, driven through a scripted OpenAI-compatible server on 127.0.0.1.
+
+Every role uses its own model name, so the script can answer each role the way a model would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrag.embed.base import Embedder
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import load_settings
+from tests.helpers import write
+from tests.llm_server import Reply, ScriptedLLM, prompt_text, text, tool_calls
+
+ROLES = ("router", "planner", "grader", "rewriter", "sufficiency", "synthesizer", "summarizer", "agent")
+QUESTION = "Who leads the team that owns the service that caused INC-2291?"
+
+
+def docs(root: Path) -> Path:
+    write(
+        root / "postmortem.md",
+        "# INC-2291 postmortem\n\nINC-2291 was caused by Kestrel, the indexing queue. "
+        "A misspelled pool size in a template left Kestrel with eight database connections.\n",
+    )
+    write(
+        root / "teams.md",
+        "# Teams\n\n## Storage team\n\nThe storage team owns Kestrel and Heron. "
+        "Zhang Wei leads the storage team.\n\n## Search team\n\nThe search team owns Aurora. Li Na leads it.\n",
+    )
+    write(root / "holidays.md", "# Holidays\n\nThe office closes for the spring festival for one week.\n")
+    return root
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return docs(tmp_path / "docs")
+
+
+def blocks(body: dict[str, Any]) -> dict[int, str]:
+    """The numbered passages of a synthesizer prompt: {n: header and text}."""
+    prompt = prompt_text(body)
+    found = {}
+    for m in re.finditer(r"^\[(\d+)\] (.*?)\n<<<\n(.*?)\n>>>", prompt, re.M | re.S):
+        found[int(m.group(1))] = m.group(2) + "\n" + m.group(3)
+    return found
+
+
+def cite(body: dict[str, Any], needle: str) -> int:
+    return next(n for n, block in blocks(body).items() if needle in block)
+
+
+def role_of(body: dict[str, Any]) -> str:
+    return str(body["model"]).removeprefix("m-")
+
+
+Script = Callable[[dict[str, Any], int], Reply]
+
+
+def by_role(**handlers: Callable[[dict[str, Any]], Reply]) -> Script:
+    def script(body: dict[str, Any], index: int) -> Reply:
+        role = role_of(body)
+        if role == "grader":
+            ids = re.findall(r'<passage id="(\d+)"', prompt_text(body))
+            default = text(json.dumps({"grades": [{"id": int(i), "grade": "correct", "reason": "ok"} for i in ids]}))
+            return handlers.get("grader", lambda b: default)(body)
+        return handlers[role](body)
+
+    return script
+
+
+def open_kb(tmp_path: Path, embedder: Embedder, llm: ScriptedLLM, **llm_overrides: Any) -> KnowledgeBase:
+    settings = load_settings(
+        tmp_path / "home",
+        llm={
+            "base_url": llm.base_url,
+            "api_key": "test-key",
+            "model": "m-default",
+            "role_models": {r: f"m-{r}" for r in ROLES},
+            "max_retries": 0,
+            **llm_overrides,
+        },
+    )
+    return KnowledgeBase.open("kb", settings=settings, embedder=embedder)
+
+
+@pytest.fixture
+def kb_factory(tmp_path: Path, embedder: Embedder, corpus: Path) -> Iterator[Callable[..., KnowledgeBase]]:
+    opened: list[KnowledgeBase] = []
+
+    def make(llm: ScriptedLLM, **overrides: Any) -> KnowledgeBase:
+        kb = open_kb(tmp_path, embedder, llm, **overrides)
+        kb.ingest([corpus])
+        opened.append(kb)
+        return kb
+
+    yield make
+    for kb in opened:
+        kb.close()
+
+
+def plan(*queries: str) -> Callable[[dict[str, Any]], Reply]:
+    return lambda body: text(json.dumps({"subqueries": [{"query": q, "intent": "find it"} for q in queries]}))
+
+
+def good_answer(body: dict[str, Any]) -> Reply:
+    return text(
+        f"INC-2291 was caused by Kestrel [{cite(body, 'caused by Kestrel')}]. "
+        f"Kestrel is owned by the storage team, which Zhang Wei leads [{cite(body, 'Zhang Wei')}]."
+    )
+
+
+def test_plan_search_answer_with_correct_citations(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    turns = iter(
+        [tool_calls([("semantic_search", {"query": "which team owns Kestrel and who leads it"})]), text("DONE")]
+    )
+    script = by_role(planner=plan("INC-2291 root cause service"), agent=lambda b: next(turns), synthesizer=good_answer)
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events: list[str] = []
+        answer = kb.ask(QUESTION, mode="agent", on_event=lambda e: events.append(e.step))
+    assert answer.stop_reason == "answered"
+    assert answer.unsupported == []
+    assert "Zhang Wei" in answer.answer
+    assert {Path(c.source).name for c in answer.citations} == {"postmortem.md", "teams.md"}
+    assert all(c.quote for c in answer.citations)
+    agent_requests = [r for r in llm.requests if r["model"] == "m-agent"]
+    assert agent_requests[0]["tools"][0]["function"]["name"] == "semantic_search"
+    assert any(
+        m.get("role") == "tool" and "Zhang Wei" in (m.get("content") or "") for m in agent_requests[1]["messages"]
+    )
+    assert answer.usage.llm_calls == len(llm.requests)
+    assert answer.usage.retrieval_calls == 2
+    assert answer.usage.prompt_tokens > 0
+    assert answer.usage.completion_tokens > 0
+    assert [e for e in events if e in ("plan", "search", "agent", "tool", "synthesize", "cite", "done")] == [
+        "plan",
+        "search",
+        "agent",
+        "tool",
+        "agent",
+        "synthesize",
+        "synthesize",
+        "cite",
+        "done",
+    ]
+    contract = answer.contract()
+    assert set(contract) == {"answer", "citations", "mode", "stop_reason", "usage", "unsupported", "trace_id"}
+    assert set(contract["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote"}  # type: ignore[index]
+
+
+def cause_answer(body: dict[str, Any]) -> Reply:
+    return text(
+        f"INC-2291 was caused by Kestrel [{cite(body, 'caused by Kestrel')}]. The documents found do not say "
+        "who leads the team that owns it."
+    )
+
+
+def test_a_model_that_repeats_its_search_stops_within_budget(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    same = tool_calls([("semantic_search", {"query": "INC-2291 root cause"})])
+    script = by_role(planner=plan("INC-2291 root cause"), agent=lambda b: same, synthesizer=cause_answer)
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        answer = kb.ask(QUESTION, mode="agent", budget={"max_llm_calls": 5, "max_rounds": 10})
+    assert answer.stop_reason == "budget"
+    assert answer.usage.llm_calls <= 5
+    assert answer.citations, "an answer from what was found"
+    refusals = [
+        m["content"]
+        for r in llm.requests
+        for m in r["messages"]
+        if m.get("role") == "tool" and "refused" in m["content"]
+    ]
+    assert refusals
+    assert "change strategy" in refusals[0].lower()
+    synth = [r for r in llm.requests if r["model"] == "m-synthesizer"]
+    assert "budget ran out" in prompt_text(synth[0])
+
+
+def test_malformed_json_and_an_unknown_tool_do_not_crash(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    turns = iter(
+        [
+            tool_calls([("web_search", {"query": "Kestrel owner"}), ("semantic_search", '{"query": "Kestrel own')]),
+            tool_calls([("semantic_search", {"query": "who leads the storage team"})]),
+            text("DONE"),
+        ]
+    )
+    script = by_role(
+        planner=lambda b: text("Sure! Here is the plan: {subqueries: [INC-2291]"),
+        agent=lambda b: next(turns),
+        synthesizer=good_answer,
+    )
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events = []
+        answer = kb.ask(QUESTION, mode="agent", budget={"max_llm_calls": 8}, on_event=events.append)
+    assert answer.stop_reason == "answered"
+    assert "Zhang Wei" in answer.answer
+    assert answer.unsupported == []
+    planner_requests = [r for r in llm.requests if r["model"] == "m-planner"]
+    assert len(planner_requests) == 2, "one repair attempt, then the rule planner"
+    plan_event = next(e for e in events if e.step == "plan")
+    assert "rules" in plan_event.reason
+    tool_messages = [m["content"] for r in llm.requests for m in r["messages"] if m.get("role") == "tool"]
+    assert any("unknown tool 'web_search'" in m for m in tool_messages)
+    assert any("not valid JSON" in m for m in tool_messages)
+
+
+def test_a_model_slower_than_its_timeout_still_gets_an_answer_in_time(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    slow = text("too late", delay=3.0)
+    with ScriptedLLM(lambda body, i: slow, strict=False) as llm:
+        kb = kb_factory(llm)
+        started = time.monotonic()
+        answer = kb.ask(QUESTION, mode="agent", budget={"max_seconds": 4.0, "llm_timeout_s": 0.8})
+        elapsed = time.monotonic() - started
+    assert elapsed < 4.0 + 1.0
+    assert answer.stop_reason == "fallback"
+    assert answer.citations, "the fixed pipeline answered from the documents"
+    assert "Kestrel" in answer.answer
+
+
+def test_fabricated_citations_are_listed_as_unsupported(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    def fabricated(body: dict[str, Any]) -> Reply:
+        n = cite(body, "caused by Kestrel")
+        return text(
+            f"INC-2291 was caused by Kestrel [{n}]. The outage cost the company four million dollars [{n}]. "
+            "Kestrel was written in Rust in 2019 [9]."
+        )
+
+    with ScriptedLLM(
+        by_role(router=lambda b: text('{"kind": "simple", "reason": "one fact"}'), synthesizer=fabricated)
+    ) as llm:
+        kb = kb_factory(llm)
+        answer = kb.ask("What caused INC-2291?", mode="single")
+    assert answer.unsupported == [
+        "The outage cost the company four million dollars.",
+        "Kestrel was written in Rust in 2019.",
+    ]
+    assert "[9]" not in answer.answer
+    assert answer.answer.count("[unverified]") == 2
+    assert [Path(c.source).name for c in answer.citations] == ["postmortem.md"]
+
+
+def test_the_answer_streams_tokens_and_keeps_the_users_question(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    with ScriptedLLM(by_role(synthesizer=good_answer)) as llm:
+        kb = kb_factory(llm)
+        tokens: list[str] = []
+        answer = kb.ask(QUESTION, mode="single", on_token=tokens.append)
+    assert len(tokens) > 5
+    assert "".join(tokens).replace(" ", "") == answer.answer.replace(" ", "")
+    synth = next(r for r in llm.requests if r["model"] == "m-synthesizer")
+    assert f"Question: {QUESTION}" in prompt_text(synth)

@@ -1,0 +1,144 @@
+"""The model-free roles: router, planner, grader cut, rewriter, citations, synthesizer context."""
+
+import datetime as dt
+
+import pytest
+
+from agentrag.agent.budget import BudgetTracker, load_preset
+from agentrag.agent.citations import CitationChecker, attach_markers
+from agentrag.agent.planner import bridge_entities, comparison_entities, rule_plan
+from agentrag.agent.rewriter import rule_standalone, strip_filler
+from agentrag.agent.router import rule_route
+from agentrag.agent.synthesizer import ELLIPSIS, ExtractiveSynthesizer, build_context, compress
+from agentrag.errors import ConfigError
+from agentrag.types import Chunk, Evidence, Hit, SubQuery
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("你好", "none"),
+        ("thanks!", "none"),
+        ("你能做什么？", "none"),
+        ("What is the default rate limit of the Aurora API?", "simple"),
+        ("出差住宿标准是多少？", "simple"),
+        ("广茂铁路全长多少公里？", "simple"),
+        ("标准版和企业版有什么区别？", "complex"),
+        ("Compare Aurora 2.3 and 3.0", "complex"),
+        ('Which came to market first, "Hey Pa! There\'s a Goat on the Roof" or "Poleconomy"?', "complex"),
+        ("为什么 Kestrel 会积压？", "complex"),
+        ("Who owns the service that caused INC-2291?", "complex"),
+        ("What is the record label of the person who sang Hello Love?", "complex"),
+    ],
+)
+def test_router_rules(question: str, kind: str) -> None:
+    assert rule_route(question).kind == kind
+
+
+def test_planner_splits_comparisons_into_one_search_per_entity() -> None:
+    assert comparison_entities("Which is older, Lyon or Turin?") == ["Lyon", "Turin"]
+    assert comparison_entities("标准版和企业版有什么区别？") == ["标准版", "企业版"]
+    assert comparison_entities('Are "Skeptics" and "Cosmopolitan" both magazines?') == ["Skeptics", "Cosmopolitan"]
+    plan = rule_plan("Which is older, Lyon or Turin?")
+    assert [s.query for s in plan] == ["Lyon older", "Turin older"]
+    assert rule_plan("What is the rate limit?") == [
+        SubQuery(query="What is the rate limit?", intent="answer the question")
+    ]
+
+
+def evidence(text: str, title: str = "", doc: str = "d", rank: int = 1, grade: str = "ambiguous") -> Evidence:
+    chunk = Chunk(chunk_id=f"{doc}#0", doc_id=doc, position=0, text=text, title=title, source=f"/docs/{doc}.md")
+    return Evidence(hit=Hit(chunk=chunk, score=1.0, rank=rank), grade=grade)  # type: ignore[arg-type]
+
+
+def test_bridge_entities_come_from_the_best_passages_not_the_question() -> None:
+    found = [
+        evidence("Billy McFarland is an American con man. He founded the Fyre Festival in 2017.", "Billy McFarland"),
+        evidence("Ja Rule is a rapper who co-founded the Fyre Festival with McFarland.", "Ja Rule", doc="e", rank=2),
+    ]
+    question = "Where was the music festival Billy McFarland was charged for supposed to take place?"
+    entities = bridge_entities(question, found)
+    assert entities[0] == "Fyre Festival"
+    assert all("McFarland" not in e for e in entities)
+
+
+def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:
+    assert strip_filler("请问出差住宿标准是多少？") == "出差住宿标准是多少？"
+    assert strip_filler("Can you tell me what E1042 means?") == "what E1042 means?"
+    assert rule_standalone("那企业版呢？", ["标准版的价格是多少？"]) == "标准版的价格是多少，那企业版呢？"
+    assert "Aurora" in rule_standalone("and its rate limit?", ["What is Aurora?"])
+    assert rule_standalone("What does E1042 mean?", ["What is Aurora?"]) == "What does E1042 mean?"
+
+
+def chunk(n: int, text: str, doc: str | None = None, date: dt.date | None = None) -> Chunk:
+    doc = doc or f"d{n}"
+    return Chunk(
+        chunk_id=f"{doc}#0", doc_id=doc, position=0, text=text, title=f"Doc {n}", source=f"/d/{doc}.md", date=date
+    )
+
+
+def test_citation_check_keeps_supported_and_flags_the_rest() -> None:
+    passages = [
+        chunk(1, "The default rate limit is 600 requests per minute per API key."),
+        chunk(2, "Enterprise keys get 3,000 requests per minute."),
+    ]
+    checked = CitationChecker().check(
+        "The default rate limit is 600 requests per minute [1]. Enterprise keys get 3,000 [2]. "
+        "Keys never expire [2]. Aurora was founded in 1999 [5]. The documents do not say how keys are rotated.",
+        passages,
+    )
+    assert [c.n for c in checked.citations] == [1, 2]
+    assert checked.citations[0].quote.startswith("The default rate limit is 600")
+    assert checked.unsupported == ["Keys never expire.", "Aurora was founded in 1999."]
+    assert "Keys never expire[unverified]" not in checked.text
+    assert "Keys never expire. [unverified]" in checked.text
+    assert "[5]" not in checked.text
+    assert "how keys are rotated" in checked.text
+
+
+def test_citation_markers_after_the_full_stop_stay_with_their_sentence() -> None:
+    passages = [chunk(1, "员工出差住宿标准为每晚五百元。"), chunk(2, "报销单需在三十天内提交。")]
+    checked = CitationChecker().check("住宿标准为每晚五百元。[1]报销单需在三十天内提交。[2]", passages)
+    assert checked.unsupported == []
+    assert checked.text == "住宿标准为每晚五百元[1]。报销单需在三十天内提交[2]。"
+    assert attach_markers("Done.", [1, 2]) == "Done[1][2]."
+
+
+def test_context_is_compressed_at_sentence_boundaries_under_the_budget() -> None:
+    long_text = " ".join(f"Sentence {i} talks about topic {i}." for i in range(60)) + " The rate limit is 600."
+    assert compress(long_text, "rate limit", 30).endswith("The rate limit is 600.")
+    assert ELLIPSIS in compress(long_text, "rate limit", 30)
+    items = [evidence(long_text, "A", "a"), evidence("Short passage about the rate limit.", "B", "b", 2)]
+    context = build_context(items, "rate limit", max_tokens=200, max_passages=8)
+    assert context.blocks[0].compressed
+    assert ELLIPSIS in context.blocks[0].text
+    assert all(not b.text.endswith(("Sentence", "topic")) for b in context.blocks)
+
+
+def test_extractive_answer_cites_each_sentence_and_shows_conflicts_side_by_side() -> None:
+    old = evidence("The hotel cap in tier-1 cities is 450 yuan per night.", "Travel policy 2024", "old")
+    new = evidence("The hotel cap in tier-1 cities is 500 yuan per night.", "Expense policy 2025", "new", 2)
+    old.hit.chunk.date, new.hit.chunk.date = dt.date(2024, 3, 1), dt.date(2025, 1, 1)
+    context = build_context([old, new], "hotel cap", 2000, 8)
+    text = ExtractiveSynthesizer().answer("What is the hotel cap in tier-1 cities?", [], context, [])
+    assert "450 yuan per night[1]." in text
+    assert "500 yuan per night[2]." in text
+    assert "According to Travel policy 2024, 2024-03-01:" in text
+    assert "According to Expense policy 2025, 2025-01-01:" in text
+    missing = ExtractiveSynthesizer().answer("What about Kestrel's SLA?", [], context, ["Kestrel SLA"])
+    assert "Nothing in the knowledge base says: Kestrel SLA." in missing
+
+
+def test_budget_presets_and_overrides() -> None:
+    balanced = load_preset("balanced")
+    assert (balanced.max_llm_calls, balanced.max_retrieval_calls, balanced.max_seconds) == (6, 8, 60.0)
+    assert balanced.llm_timeout_s < balanced.max_seconds
+    assert load_preset("fast", {"max_seconds": 5}).max_seconds == 5
+    with pytest.raises(ConfigError, match="unknown preset"):
+        load_preset("turbo")
+    with pytest.raises(ConfigError, match="max_llm_calls"):
+        load_preset("balanced", {"max_llm_calls": -1})
+    tracker = BudgetTracker(load_preset("fast", {"max_retrieval_calls": 2}))
+    tracker.spend_retrieval(2)
+    assert not tracker.can_retrieve()
+    assert tracker.exhausted() == "retrieval calls (2)"
