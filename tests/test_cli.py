@@ -127,3 +127,73 @@ def test_eval_on_a_tiny_benchmark_dataset_writes_the_contract_json(tmp_path: Pat
     assert again["queries"] == 2
     assert again["details"]["ingest_reused"] is True
     assert again["details"]["knowledge_base"] == result["details"]["knowledge_base"]
+
+
+def test_ask_json_is_the_contract_and_stream_shows_progress(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    run("ingest", str(docs(tmp_path / "d")), "--home", home)
+    code, output = run("ask", "What does E1042 mean?", "--home", home, "--json")
+    assert code == 0
+    answer = json.loads(output)
+    assert set(answer) == {"answer", "citations", "mode", "stop_reason", "usage", "unsupported", "trace_id"}
+    assert set(answer["usage"]) == {"llm_calls", "retrieval_calls", "prompt_tokens", "completion_tokens", "ms"}
+    assert answer["stop_reason"] == "answered" and "quota is exhausted" in answer["answer"]
+    assert set(answer["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote"}
+    assert (tmp_path / "home" / "traces" / f"{answer['trace_id']}.jsonl").exists()
+
+    code, output = run("ask", "住宿标准是多少？", "--home", home, "--stream")
+    assert code == 0
+    assert "… searching, round 1: 住宿标准是多少？" in output
+    assert "五百元" in output and "Sources" in output
+
+
+def test_chat_resolves_follow_ups_and_failures_lists_what_went_wrong(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    write(
+        tmp_path / "d" / "plans.md",
+        "# Plans\n\n## Enterprise\n\nThe Enterprise plan costs 25,000 yuan a month. "
+        "It allows 3,000 requests per minute.\n",
+    )
+    run("ingest", str(tmp_path / "d"), "--home", home)
+    result = runner.invoke(
+        app,
+        ["chat", "--home", home, "--json", "--mode", "single", "--conversation", "c1"],
+        input="How much does the Enterprise plan cost?\nand how many requests per minute does it allow?\n",
+    )
+    assert result.exit_code == 0, result.output
+    turns = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert len(turns) == 2
+    assert "Enterprise" in turns[1]["search_query"]
+    assert "3,000 requests per minute" in turns[1]["answer"]
+    assert (tmp_path / "home" / "conversations" / "c1.json").exists()
+
+    run("ingest", str(tmp_path / "d"), "--home", home, "--kb", "other")
+    code, output = run("ask", "Who wrote the Iliad?", "--home", home, "--kb", "empty-kb", "--json")
+    assert code == 2 and "no knowledge base" in json.loads(output)["error"]
+    code, output = run("failures", "--home", home, "--json")
+    assert json.loads(output) == {"failures": []}
+
+
+def test_eval_answer_task_fills_the_answer_and_process_blocks(tmp_path: Path) -> None:
+    data = tmp_path / "tiny"
+    corpus = [
+        {"_id": "d1", "title": "Kestrel", "text": "Kestrel is the queue service. The storage team owns Kestrel."},
+        {"_id": "d2", "title": "Storage team", "text": "The storage team is led by Zhang Wei."},
+        {"_id": "d3", "title": "Aurora", "text": "Error E1042 means the quota is exhausted."},
+    ]
+    queries = [
+        {"_id": "q1", "text": "What does error E1042 mean?", "answers": ["quota is exhausted"]},
+        {"_id": "q2", "text": "Who leads the team that owns Kestrel?", "answers": ["Zhang Wei"], "type": "bridge"},
+    ]
+    write(data / "corpus.jsonl", "\n".join(json.dumps(r) for r in corpus) + "\n")
+    write(data / "queries.jsonl", "\n".join(json.dumps(r) for r in queries) + "\n")
+    write(data / "qrels.tsv", "query-id\tcorpus-id\tscore\nq1\td3\t1\nq2\td1\t1\nq2\td2\t1\n")
+    code, output = run("eval", str(data), "--home", str(tmp_path / "home"), "--task", "answer", "--json", "-")
+    assert code == 0, output
+    result = json.loads(output)
+    assert result["answer"]["contains"] == 1.0
+    assert result["answer"]["abstain_rate"] == 0.0
+    assert result["process"]["llm_calls_mean"] == 0.0
+    assert result["process"]["retrieval_calls_mean"] >= 1.0
+    assert result["retrieval"]["all_recall@10"] == 1.0
+    assert result["details"]["modes_used"] == {"single": 1, "agent": 1}

@@ -21,7 +21,6 @@ from agentrag import __version__
 from agentrag.errors import AgentragError
 from agentrag.ingest.pipeline import discover
 from agentrag.kb import FAILURES_FILE, KnowledgeBase
-from agentrag.llm import model_free_notice
 from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent
@@ -298,10 +297,12 @@ _notice_shown = False
 def _model_free_notice(settings: Settings, as_json: bool) -> None:
     """Say once per process, plainly, that no LLM is configured."""
     global _notice_shown
+    from agentrag.llm.client import model_free_notice
+
     notice = model_free_notice(settings.llm)
     if notice and not _notice_shown and not as_json:
         err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)
-    _notice_shown = True
+        _notice_shown = True
 
 
 def _progress_printer(event: TraceEvent) -> None:

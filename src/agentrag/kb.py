@@ -27,7 +27,6 @@ from agentrag.agent.memory import Conversation, Turn
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
 from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
-from agentrag.llm import make_llm
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
@@ -169,6 +168,8 @@ class KnowledgeBase:
         """The question-answering agent over this knowledge base (model-free unless an LLM is configured)."""
         if self._assistant is None:
             self._bind()
+            from agentrag.llm.client import make_llm  # the openai SDK loads only when answering
+
             home = self.settings.home
             self._assistant = Assistant(
                 self.retriever,

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,12 +34,15 @@ from agentrag.agent.router import Route, route
 from agentrag.agent.synthesizer import Context, ExtractiveSynthesizer, build_context, synthesizer_messages
 from agentrag.agent.tools import ToolBox, tool_schemas
 from agentrag.errors import AgentragError, ConfigError, LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
 from agentrag.retrieve.fusion import rrf
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.text.tokenize import has_cjk
 from agentrag.trace import TraceEvent, Tracer
 from agentrag.types import Answer, Evidence, Hit, StopReason, SubQuery, Usage
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,7 @@ class _Run:
     pool: dict[int, Evidence] = field(default_factory=dict)  # chunk key -> evidence
     rankings: list[tuple[list[int], float]] = field(default_factory=list)  # per search: keys, weight
     subqueries: list[SubQuery] = field(default_factory=list)
+    followups: list[SubQuery] = field(default_factory=list)  # bridge searches of later rounds
     missing: list[str] = field(default_factory=list)
     stop_reason: StopReason = "answered"
     mode: str = "single"
@@ -418,7 +422,7 @@ class Assistant:
         while round_ < run.tracker.budget.max_rounds and run.tracker.can_retrieve():
             round_ += 1
             pool_ranked = run.ranked_evidence()
-            bridges = plan_rules.bridge_queries(run.search_query, pool_ranked, limit=2)
+            bridges = plan_rules.bridge_queries(run.search_query, pool_ranked, limit=3)
             bridges = [b for b in bridges if b.query not in {e.found_by for e in run.pool.values()}]
             run.tracer.emit(
                 "sufficiency",
@@ -431,6 +435,7 @@ class Assistant:
                 break
             for bridge in bridges:
                 self._search(run, bridge.query, round_, weight=0.7)
+            run.followups.extend(bridges)
             if len(run.subqueries) > 1:
                 break  # comparisons: one follow-up round is enough
         evidence = run.ranked_evidence()
@@ -568,7 +573,7 @@ class Assistant:
         llm = self._llm_if(run, reserve=0) if use_llm else None
         written = self._llm_synthesis(run, llm, context) if llm is not None else None
         if written is None:
-            written = self.extractive.answer(run.question, run.subqueries, context, run.missing)
+            written = self.extractive.answer(run.question, run.subqueries + run.followups, context, run.missing)
             if run.on_token is not None:
                 for piece in _pieces(written):
                     run.on_token(piece)

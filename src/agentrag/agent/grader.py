@@ -9,15 +9,20 @@ in one call. Low grades push a passage down the ranking; they never silently del
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from agentrag.errors import LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
 from agentrag.text.tokenize import tokenize, tokenize_query
 from agentrag.types import Evidence, Grade
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 GRADE_ORDER: dict[Grade, int] = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 
@@ -43,13 +48,19 @@ class GradeCut:
         )
 
 
+@lru_cache(maxsize=8192)
+def _passage_tokens(text: str) -> frozenset[str]:
+    """Tokens of a passage with its title and headings; cached, since the same hits recur across rounds."""
+    return frozenset(tokenize(text))
+
+
 def coverage(query: str, evidence: Evidence) -> float:
     """Share of the query's content tokens found in the passage, its title or its headings."""
     wanted = set(tokenize_query(query))
     if not wanted:
         return 0.0
     chunk = evidence.chunk
-    have = set(tokenize(" ".join([chunk.title, *chunk.heading_path, chunk.text])))
+    have = _passage_tokens(" ".join([chunk.title, *chunk.heading_path, chunk.text]))
     return len(wanted & have) / len(wanted)
 
 

@@ -10,12 +10,16 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from agentrag.errors import ConfigError, LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
 from agentrag.text.sentences import split_sentences
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 _CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _CITATION = re.compile(r"\[\d+\]")

@@ -9,14 +9,19 @@ best passages name but the question does not. With an LLM, the planner writes th
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from agentrag.errors import LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
 from agentrag.text.fingerprint import normalize_for_match
-from agentrag.text.tokenize import CJK_RANGES, has_cjk
+from agentrag.text.sentences import split_sentences
+from agentrag.text.tokenize import CJK_RANGES, has_cjk, tokenize_query
 from agentrag.types import Evidence, SubQuery
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 # ------------------------------------------------------------------------------------- comparisons
 
@@ -150,48 +155,140 @@ def rule_plan(question: str, max_subqueries: int = 5) -> list[SubQuery]:
 
 # ------------------------------------------------------------------------------------- bridges
 
-_PROPER_EN = re.compile(rf"{_CAP_WORD}(?:\s+(?:of|the|de|la|von|van|der|for|&)?\s*{_CAP_WORD})*")
+# A capitalised name: words or single-letter initials ("J. R. R. Tolkien"), joined by lower-case particles.
+# A full stop ends a name unless it follows an initial, so "Lehmann. Bruce Willis" stays two names.
+_NAME_WORD = r"(?:[A-Z]\.|[A-Z0-9][\w'’&-]*)"
+_PROPER_EN = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|for|&)?\s*{_NAME_WORD})*")
+# Capitalised words that are rarely the next hop: demonyms, languages, weekdays, generic roles.
+_NOT_BRIDGES = frozenset(
+    [
+        "american",
+        "british",
+        "english",
+        "french",
+        "german",
+        "italian",
+        "spanish",
+        "chinese",
+        "japanese",
+        "korean",
+        "russian",
+        "canadian",
+        "australian",
+        "indian",
+        "irish",
+        "scottish",
+        "welsh",
+        "dutch",
+        "swedish",
+        "norwegian",
+        "danish",
+        "finnish",
+        "polish",
+        "greek",
+        "turkish",
+        "mexican",
+        "brazilian",
+        "european",
+        "african",
+        "asian",
+        "christian",
+        "catholic",
+        "jewish",
+        "muslim",
+        "roman",
+        "latin",
+        "western",
+        "eastern",
+        "northern",
+        "southern",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "president",
+        "king",
+        "queen",
+        "prince",
+        "princess",
+        "lord",
+        "sir",
+        "he",
+        "she",
+        "it",
+        "they",
+        "his",
+        "her",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "after",
+        "before",
+        "during",
+        "while",
+    ]
+)
 
 
-def _candidate_entities(text: str) -> list[str]:
-    found: list[str] = []
-    for m in _QUOTED.finditer(text):
-        found.append(next(g for g in m.groups() if g).strip())
-    if has_cjk(text):
+_ADJECTIVE_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ical")
+
+
+def _name_candidates(sentence: str) -> list[str]:
+    found = [next(g for g in m.groups() if g).strip() for m in _QUOTED.finditer(sentence)]
+    if has_cjk(sentence):
         import jieba.posseg as pseg
 
-        found.extend(w.word for w in pseg.cut(text) if w.flag in ("nr", "ns", "nt", "nz") and len(w.word) >= 2)
-    for m in _PROPER_EN.finditer(text):
-        phrase = m.group(0).strip(" .'’-")
-        words = phrase.split()
-        while words and words[0].lower() in _SENTENCE_START:
+        found.extend(w.word for w in pseg.cut(sentence) if w.flag in ("nr", "ns", "nt", "nz") and len(w.word) >= 2)
+    for m in _PROPER_EN.finditer(sentence):
+        words = m.group(0).strip(" '’-").split()
+        while words and words[0].lower() in _SENTENCE_START | _NOT_BRIDGES:
             words = words[1:]
+        while words and words[-1].lower() in _NOT_BRIDGES:
+            words = words[:-1]
         phrase = " ".join(words)
-        if len(phrase) >= 3 and not phrase.isdigit():
-            found.append(phrase)
+        if len(phrase) < 3 or phrase[0].isdigit():
+            continue  # dates, years, numbers: not a page to look up
+        if len(words) == 1 and phrase.lower().endswith(_ADJECTIVE_ENDINGS):
+            continue  # "Bulgarian", "Portuguese": describes, does not name
+        found.append(phrase)
     return found
+
+
+def _content(text: str) -> set[str]:
+    return set(tokenize_query(text))
 
 
 def bridge_entities(question: str, evidence: list[Evidence], top_passages: int = 3, limit: int = 3) -> list[str]:
     """Entities the best passages name but the question does not: the likely next hop.
 
-    Each candidate is scored by how many of the top passages mention it, weighted by the passage's rank,
-    plus its passage title when that title is not in the question (a page about the bridge entity).
+    A name scores more when its passage ranks higher and when the sentence it sits in shares more of the
+    question's words ("Tkachuk was the former CEO of Viglen" for "the former CEO of which company").
+    Names of a passage's own subject (its title) and names the question already holds are skipped.
     """
     asked = normalize_for_match(question)
+    wanted = _content(question)
     scores: dict[str, float] = {}
     for rank, item in enumerate(evidence[:top_passages], start=1):
-        weight = 1.0 / rank
-        title = item.chunk.title.strip()
+        title_words = {w for w in _content(item.chunk.title) if len(w) > 3}
         seen_here: set[str] = set()
-        for entity in _candidate_entities(item.chunk.text):
-            key = normalize_for_match(entity)
-            if not key or key in asked or asked in key or key in seen_here:
-                continue
-            if title and normalize_for_match(title) == key:
-                continue  # the passage's own subject: already retrieved
-            seen_here.add(key)
-            scores[entity] = scores.get(entity, 0.0) + weight
+        for sentence in split_sentences(item.chunk.text) or [item.chunk.text]:
+            overlap = len(wanted & _content(sentence)) / max(1, len(wanted))
+            for entity in _name_candidates(sentence):
+                key = normalize_for_match(entity)
+                if not key or key in asked or key in seen_here or (asked and asked in key):
+                    continue
+                if title_words & _content(entity):
+                    continue  # the passage's own subject, under another name ("Casey Austin Keenum")
+                seen_here.add(key)
+                scores[entity] = scores.get(entity, 0.0) + (0.25 + overlap) / rank
     ranked = sorted(scores, key=lambda e: -scores[e])
     out: list[str] = []
     for entity in ranked:
@@ -205,8 +302,12 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
 
 
 def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> list[SubQuery]:
+    """One search per bridge entity: the entity, plus what the question asks of it."""
+    first_hop = evidence[0].chunk.title if evidence else ""
+    predicate = question.replace(first_hop, " ") if first_hop and first_hop in question else question
+    predicate = " ".join(predicate.split())
     return [
-        SubQuery(query=f"{entity} {question}", intent=f"follow the bridge entity {entity!r}")
+        SubQuery(query=f"{entity} {predicate}", intent=f"follow the bridge entity {entity!r}")
         for entity in bridge_entities(question, evidence, limit=limit)
     ]
 

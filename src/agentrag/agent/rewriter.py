@@ -10,12 +10,16 @@ searched by meaning) plus paraphrases when the first search found nothing good.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from agentrag.errors import LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
 from agentrag.text.tokenize import has_cjk, tokenize_query
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 _FILLER = re.compile(
     r"^\s*(please|pls|can you|could you|would you|tell me|i want to know|i'd like to know|do you know|"

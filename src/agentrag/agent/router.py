@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from agentrag.errors import LLMError
-from agentrag.llm import LLMClient, TokenMeter
+from agentrag.llm.tokens import TokenMeter
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 Kind = Literal["none", "simple", "complex"]
 

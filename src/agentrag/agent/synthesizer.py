@@ -17,13 +17,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentrag.agent.citations import attach_markers
-from agentrag.llm import LLMClient, TokenMeter
-from agentrag.llm.tokens import estimate_tokens
+from agentrag.llm.tokens import TokenMeter, estimate_tokens
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
 from agentrag.types import Chunk, Evidence, SubQuery
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 ELLIPSIS = "[…]"
 _NUMBER = re.compile(r"\d[\d,.]*")

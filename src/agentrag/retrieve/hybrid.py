@@ -117,21 +117,24 @@ class Retriever:
         if self.reranker is not None and fused:
             fused, rerank_scores = self._rerank(query, fused)
         top = fused[:k]
-        chunks = self.store.get_chunks([key for key, _ in top])
+        chunks = self.store.get_chunks_by_key([key for key, _ in top])
         ranks = {
             name: {key: (rank, score) for rank, (key, score) in enumerate(results, start=1)}
             for name, results in per_channel.items()
         }
         hits: list[Hit] = []
-        for (key, score), chunk in zip(top, chunks, strict=False):
+        for key, score in top:
+            chunk = chunks.get(key)
+            if chunk is None:  # deleted since the search: skip rather than misattribute
+                continue
             hits.append(
-                Hit(
+                Hit.model_construct(
                     chunk=chunk,
                     score=float(score),
                     rank=len(hits) + 1,
                     key=key,
                     channels={
-                        name: ChannelScore(rank=r[key][0], score=float(r[key][1]))
+                        name: ChannelScore.model_construct(rank=r[key][0], score=float(r[key][1]))
                         for name, r in ranks.items()
                         if key in r
                     },
@@ -154,14 +157,15 @@ class Retriever:
 
     def _rerank(self, query: str, fused: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[int, float]]:
         assert self.reranker is not None
-        head = fused[: self.rerank_top_n]
-        chunks = self.store.get_chunks([key for key, _ in head])
+        head, rest = fused[: self.rerank_top_n], fused[self.rerank_top_n :]
+        chunks = self.store.get_chunks_by_key([key for key, _ in head])
+        head = [(key, score) for key, score in head if key in chunks]
         try:
-            scores = self.reranker.score(query, [c.text for c in chunks])
+            scores = self.reranker.score(query, [chunks[key].text for key, _ in head])
         except RerankError as exc:
             # A failing reranker must not lose the retrieval: the fused order stands.
             log.warning("reranker %s failed, keeping the fused order: %s", self.reranker.name, exc)
             return fused, {}
         by_key = {key: s for (key, _), s in zip(head, scores, strict=True)}
         reordered = sorted(head, key=lambda kv: -by_key[kv[0]])
-        return reordered + fused[len(head) :], by_key
+        return reordered + rest, by_key

@@ -93,6 +93,10 @@ class Store(Protocol):
         """Chunks for the keys, in the order given; keys that no longer exist are skipped."""
         ...
 
+    def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
+        """The chunks that still exist, by key (a concurrent delete may have removed some)."""
+        ...
+
     def get_document_chunks(self, doc_id: str) -> list[Chunk]: ...
 
     def get_chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:

@@ -466,7 +466,8 @@ class SQLiteStore:
 
     @staticmethod
     def _chunk(row: tuple[Any, ...]) -> Chunk:
-        return Chunk(
+        # Rows come from our own schema, already validated on the way in: skip re-validation on the hot path.
+        return Chunk.model_construct(
             chunk_id=row[1],
             doc_id=row[2],
             position=row[3],
@@ -482,12 +483,15 @@ class SQLiteStore:
             tags=json.loads(row[13]),
         )
 
-    def get_chunks(self, keys: list[int]) -> list[Chunk]:
+    def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         if not keys:
-            return []
+            return {}
         with self._lock:
             rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.key IN ({','.join('?' * len(keys))})", keys).fetchall()
-        by_key = {r[0]: self._chunk(r) for r in rows}
+        return {int(r[0]): self._chunk(r) for r in rows}
+
+    def get_chunks(self, keys: list[int]) -> list[Chunk]:
+        by_key = self.get_chunks_by_key(keys)
         return [by_key[k] for k in keys if k in by_key]
 
     def get_chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
