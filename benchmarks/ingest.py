@@ -37,6 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--passages", type=int, default=1000)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here (run.py reads it)")
     args = parser.parse_args()
 
     lines = (args.dataset / "corpus.jsonl").read_bytes().splitlines()[: args.passages]
@@ -67,25 +68,27 @@ def main() -> None:
         assert again.unchanged == len(records)
 
     n = len(records)
-    print(
-        json.dumps(
-            {
-                "dataset": args.dataset.name,
-                "passages": n,
-                "chunks": len(chunks),
-                "chars_whole": sum(map(len, whole)),
-                "chars_chunks": sum(map(len, chunks)),
-                "raw_passages": {"seconds": round(raw_passages_s, 2), "passages_per_s": round(n / raw_passages_s, 2)},
-                "raw_chunks": {"seconds": round(raw_chunks_s, 2), "passages_per_s": round(n / raw_chunks_s, 2)},
-                "pipeline": {"seconds": round(pipeline_s, 2), "passages_per_s": round(n / pipeline_s, 2)},
-                "reingest_unchanged": {"seconds": round(reingest_s, 3), "passages_per_s": round(n / reingest_s, 1)},
-                "pipeline_vs_raw_chunks": round(raw_chunks_s / pipeline_s, 3),
-                "pipeline_vs_raw_passages": round(raw_passages_s / pipeline_s, 3),
-                "reingest_speedup": round(pipeline_s / reingest_s, 1),
-            },
-            indent=2,
-        )
+    result = json.dumps(
+        {
+            "dataset": args.dataset.name,
+            "passages": n,
+            "chunks": len(chunks),
+            "chars_whole": sum(map(len, whole)),
+            "chars_chunks": sum(map(len, chunks)),
+            "raw_passages": {"seconds": round(raw_passages_s, 2), "passages_per_s": round(n / raw_passages_s, 2)},
+            "raw_chunks": {"seconds": round(raw_chunks_s, 2), "passages_per_s": round(n / raw_chunks_s, 2)},
+            "pipeline": {"seconds": round(pipeline_s, 2), "passages_per_s": round(n / pipeline_s, 2)},
+            "reingest_unchanged": {"seconds": round(reingest_s, 3), "passages_per_s": round(n / reingest_s, 1)},
+            "pipeline_vs_raw_chunks": round(raw_chunks_s / pipeline_s, 3),
+            "pipeline_vs_raw_passages": round(raw_passages_s / pipeline_s, 3),
+            "reingest_speedup": round(pipeline_s / reingest_s, 1),
+        },
+        indent=2,
     )
+    print(result)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(result)
 
 
 if __name__ == "__main__":

@@ -120,3 +120,36 @@ def test_bad_arguments_are_clear_errors(kb: KnowledgeBase) -> None:
         kb.ask("x", preset="turbo")
     with pytest.raises(ConfigError, match="empty question"):
         kb.ask("   ")
+
+
+def test_repeat_guard_refuses_paraphrases_but_not_queries_about_other_things(kb: KnowledgeBase) -> None:
+    from agentrag.agent.budget import BudgetTracker, load_preset
+    from agentrag.agent.tools import ToolBox
+
+    box = ToolBox(kb.retriever, BudgetTracker(load_preset("balanced")), lambda chunk_id: None)
+    embed = kb.embedder.embed_queries
+    for earlier in ["INC-2291 root cause", "标准版价格", "E1042 meaning"]:
+        box.remember(earlier, embed([earlier])[0])
+    assert box.repeat_of("INC-2291 root cause service", embed(["INC-2291 root cause service"])[0])
+    assert box.repeat_of("the root cause of INC-2291", embed(["the root cause of INC-2291"])[0])
+    assert box.repeat_of("企业版价格", embed(["企业版价格"])[0]) is None
+    assert box.repeat_of("E1029 meaning", embed(["E1029 meaning"])[0]) is None
+    result = box.run("semantic_search", '{"query": "INC-2291 root cause"}')
+    assert not result.ok
+    assert "repeats an earlier one" in result.content
+    box.close()
+
+
+def test_model_free_agent_follows_a_bridge_entity(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    from tests.agent.test_agent_llm import QUESTION, docs
+
+    with KnowledgeBase.open("bridge", settings=settings, embedder=embedder) as kb:
+        kb.ingest([docs(tmp_path / "bridge-docs")])
+        events = []
+        answer = kb.ask(QUESTION, on_event=events.append)
+    assert answer.mode == "agent"
+    bridge = next(e for e in events if e.step == "sufficiency")
+    assert any(q.startswith("Kestrel") for q in bridge.args["queries"])
+    top = [Path(e.chunk.source).name for e in answer.evidence[:3]]
+    assert {"postmortem.md", "teams.md"} <= set(top)
+    assert "Zhang Wei" in answer.answer

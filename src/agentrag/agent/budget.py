@@ -46,7 +46,12 @@ class Budget(BaseModel):
     evidence_k: int = Field(8, ge=1, description="Passages handed to the synthesizer.")
     context_tokens: int = Field(6000, ge=500, description="Token budget of the synthesizer's prompt.")
     context_split: ContextSplit = Field(default_factory=ContextSplit)
-    repeat_cosine: float = Field(0.9, gt=0, le=1, description="A new query this close to an earlier one is refused.")
+    repeat_cosine: float = Field(
+        0.9, gt=0, le=1, description="A new query this close to an earlier one, with mostly the same words, is refused."
+    )
+    repeat_cosine_alone: float = Field(
+        0.97, gt=0, le=1, description="A new query this close to an earlier one is refused whatever its words."
+    )
 
 
 def load_preset(name: str, overrides: dict[str, Any] | None = None) -> Budget:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agentrag.errors import ConfigError, LLMError
-from agentrag.llm.tokens import TokenMeter
+from agentrag.llm.tokens import TokenMeter, estimate_tokens, truncate_to_tokens
 from agentrag.text.sentences import split_sentences
 
 if TYPE_CHECKING:
@@ -41,12 +41,20 @@ class Conversation(BaseModel):
     def previous_questions(self) -> list[str]:
         return [t.standalone or t.question for t in self.turns]
 
-    def history_text(self) -> str:
-        lines = [f"Summary of earlier turns: {self.summary}"] if self.summary else []
-        for t in self.turns[-self.keep_verbatim :]:
-            lines.append(f"User: {t.question}")
-            lines.append(f"Assistant: {_CITATION.sub('', t.answer).strip()}")
-        return "\n".join(lines)
+    def history_text(self, max_tokens: int | None = None) -> str:
+        """The summary, then the latest turns verbatim; under `max_tokens`, older turns go first and the
+        summary is shortened at a sentence boundary, so nothing is cut mid-sentence."""
+        turns = [
+            f"User: {t.question}\nAssistant: {_CITATION.sub('', t.answer).strip()}"
+            for t in self.turns[-self.keep_verbatim :]
+        ]
+        summary = f"Summary of earlier turns: {self.summary}" if self.summary else ""
+        if max_tokens is not None:
+            while turns and estimate_tokens("\n".join([summary, *turns])) > max_tokens:
+                turns.pop(0)
+            if estimate_tokens(summary) > max_tokens - estimate_tokens("\n".join(turns)):
+                summary = truncate_to_tokens(summary, max(0, max_tokens - estimate_tokens("\n".join(turns))))
+        return "\n".join(x for x in [summary, *turns] if x)
 
     def add(self, turn: Turn, llm: LLMClient | None = None, meter: TokenMeter | None = None) -> None:
         """Append a turn; turns beyond the last `keep_verbatim` are folded into the summary."""

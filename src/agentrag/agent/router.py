@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
 
 Kind = Literal["none", "simple", "complex"]
+# Why a question is complex decides the work: comparisons split, multi-hop questions follow bridges.
+Cue = Literal["", "comparison", "entities", "why_how", "bridge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,7 @@ class Route:
     reason: str
     sure: bool = True
     by: str = "rules"
+    cue: Cue = ""
 
 
 _CHITCHAT = re.compile(
@@ -80,17 +83,17 @@ def rule_route(question: str) -> Route:
         return Route("none", "a question about the assistant itself")
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(q)]
     if len(quoted) >= 2:
-        return Route("complex", f"several named entities ({len(quoted)} quoted names)")
+        return Route("complex", f"several named entities ({len(quoted)} quoted names)", cue="entities")
     if len(set(_YEAR.findall(q))) >= 2:
-        return Route("complex", "several dates")
+        return Route("complex", "several dates", cue="entities")
     if m := _COMPARISON.search(q):
-        return Route("complex", f"comparison cue {m.group(0)!r}")
+        return Route("complex", f"comparison cue {m.group(0)!r}", cue="comparison")
     if _CHOICE.search(q):
-        return Route("complex", "a choice between alternatives (A or B)")
-    if m := _WHY_HOW.search(q):
-        return Route("complex", f"why/how cue {m.group(0)!r}")
+        return Route("complex", "a choice between alternatives (A or B)", cue="comparison")
     if m := _BRIDGE.search(q):
-        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}")
+        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
+    if m := _WHY_HOW.search(q):
+        return Route("complex", f"why/how cue {m.group(0)!r}", cue="why_how")
     if _SIMPLE_CUES.search(q) or len(q) <= 60:
         return Route("simple", "single-fact question")
     return Route("simple", "no complexity cue, but long", sure=False)
@@ -126,4 +129,4 @@ def route(
         )
     except LLMError:
         return decided
-    return Route(out.kind, out.reason, sure=True, by="llm")
+    return Route(out.kind, out.reason, sure=True, by="llm", cue="bridge" if out.kind == "complex" else "")

@@ -222,10 +222,15 @@ class ExtractiveSynthesizer:
                 )
         return out
 
-    def answer(self, question: str, subqueries: list[SubQuery], context: Context, missing: list[str]) -> str:
+    def answer(
+        self, question: str, subqueries: list[SubQuery], context: Context, missing: list[str], weak: bool = False
+    ) -> str:
+        """`weak`: nothing passed the grader, so say that first and offer the closest passages as such."""
         candidates = self._candidates(context)
         zh = has_cjk(question)
         chosen: list[_Candidate] = []
+        if weak:
+            subqueries = []
         if candidates:
             idf = _idf(candidates)
             queries = [question] + [s.query for s in subqueries if s.query != question]
@@ -244,6 +249,13 @@ class ExtractiveSynthesizer:
                 when = f", {chunk.date.isoformat()}" if chunk.date else ""
                 prefix = f"据《{chunk.title}》{when}：" if zh else f"According to {chunk.title}{when}: "
             parts.append(attach_markers(f"{prefix}{c.sentence}", [c.block]))
+        if weak and parts:
+            lead = (
+                "知识库中没有找到明确回答这个问题的内容。最接近的内容："
+                if zh
+                else ("Nothing in the knowledge base clearly answers this question. The closest passages say:")
+            )
+            parts.insert(0, lead)
         for item in missing:
             parts.append(
                 f"知识库中没有找到关于“{item}”的内容。" if zh else f"Nothing in the knowledge base says: {item}."

@@ -122,12 +122,22 @@ class ToolBox:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def repeat_of(self, query: str, vector: npt.NDArray[np.float32]) -> str | None:
-        """An earlier query this one merely repeats (same normalised tokens or cosine above the cut)."""
+        """An earlier query this one merely repeats.
+
+        Repeats are: the same normalised tokens; a cosine above `repeat_cosine` (0.9) with at least half
+        the words shared; or a cosine above `repeat_cosine_alone` (0.97). The word condition is there
+        because small embedding models crowd related queries together: with multilingual-e5-small,
+        "标准版价格" and "企业版价格" (two different plans) are 0.95 apart, "E1042 meaning" and
+        "E1029 meaning" 0.91, while a true paraphrase scores 0.95-0.98.
+        """
+        budget = self.tracker.budget
         tokens = frozenset(tokenize_query(query))
         for earlier, earlier_tokens, earlier_vector in self._past_queries:
             if tokens and tokens == earlier_tokens:
                 return earlier
-            if float(vector @ earlier_vector) > self.tracker.budget.repeat_cosine:
+            cosine = float(vector @ earlier_vector)
+            shared = len(tokens & earlier_tokens) / max(1, len(tokens | earlier_tokens))
+            if cosine > budget.repeat_cosine_alone or (cosine > budget.repeat_cosine and shared >= 0.5):
                 return earlier
         return None
 

@@ -13,60 +13,9 @@ _CLOSERS = re.escape("\"'”’」』）)】》〉]")
 _CJK_END = re.compile(rf"[。！？；!?][{_CLOSERS}]*|…+[{_CLOSERS}]*")
 _EN_END = re.compile(rf"[.!?;][{_CLOSERS}]*(?=\s)")
 _ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "sr",
-        "jr",
-        "st",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "al",
-        "fig",
-        "figs",
-        "no",
-        "nos",
-        "vol",
-        "vols",
-        "pp",
-        "ed",
-        "eds",
-        "approx",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "u.s",
-        "u.k",
-        "u.n",
-        "est",
-        "dept",
-        "univ",
-        "gen",
-        "gov",
-        "col",
-        "lt",
-        "sgt",
-        "cf",
-        "ca",
-    ]
+    "mr mrs ms dr prof sr jr st vs etc e.g i.e al fig figs no nos vol vols pp ed eds approx inc ltd co "
+    "corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n est dept univ gen gov col lt sgt "
+    "cf ca".split()
 )
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 

@@ -23,104 +23,17 @@ _TOKEN_RE = re.compile(rf"([{CJK_RANGES}]+)|([^\W{CJK_RANGES}]+)")
 
 # Lucene's English stopword set: small on purpose, so phrases such as "The Who" keep their content.
 ENGLISH_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "such",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "will",
-        "with",
-    ]
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
+    "these they this to was will with".split()
 )
 
 # Dropped from queries only: question scaffolding that documents rarely contain.
 QUERY_STOPWORDS_EN = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "did",
-        "does",
-        "do",
-        "was",
-        "were",
-        "is",
-        "are",
-        "has",
-        "have",
-        "had",
-        "the",
-        "a",
-        "an",
-        "name",
-        "named",
-    ]
+    "what which who whom whose when where why how did does do was were is are has have had the a an name named".split()
 )
 QUERY_STOPWORDS_ZH = frozenset(
-    [
-        "什么",
-        "哪",
-        "哪个",
-        "哪些",
-        "哪里",
-        "哪儿",
-        "哪一个",
-        "哪一年",
-        "谁",
-        "多少",
-        "几",
-        "怎么",
-        "怎样",
-        "如何",
-        "为什么",
-        "是",
-        "的",
-        "了",
-        "吗",
-        "呢",
-        "请问",
-        "请",
-        "一下",
-        "是否",
-        "有没有",
-        "什么样",
-        "多久",
-        "何时",
-        "啥",
-    ]
+    "什么 哪 哪个 哪些 哪里 哪儿 哪一个 哪一年 谁 多少 几 怎么 怎样 如何 为什么 "
+    "是 的 了 吗 呢 请问 请 一下 是否 有没有 什么样 多久 何时 啥".split()
 )
 QUERY_STOPWORDS = QUERY_STOPWORDS_EN | QUERY_STOPWORDS_ZH
 
