@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from agentrag.agent.assistant import Assistant
 from agentrag.agent.memory import Conversation, Turn
+from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
 from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
@@ -49,6 +50,20 @@ def shared_embedder(settings: EmbedderSettings) -> Embedder:
         if key not in _embedders:
             _embedders[key] = make_embedder(settings)
         return _embedders[key]
+
+
+_caches: dict[str, Cache] = {}
+
+
+def shared_cache(settings: Settings) -> Cache | None:
+    """One cache per process (per Redis URL), shared by every knowledge base; None when disabled."""
+    if not settings.cache.enabled:
+        return None
+    key = settings.redis_url or "memory"
+    with _embedders_lock:
+        if key not in _caches:
+            _caches[key] = make_cache(settings.redis_url, settings.cache.max_entries, settings.cache.ttl_s)
+        return _caches[key]
 
 
 def validate_kb_name(name: str) -> str:
@@ -86,6 +101,8 @@ class KnowledgeBase:
             settings.retrieval,
             make_reranker(settings.rerank),
             settings.rerank.top_n,
+            cache=shared_cache(settings),
+            namespace=str(self.path.resolve()),
         )
 
     @classmethod
@@ -173,9 +190,13 @@ class KnowledgeBase:
             home = self.settings.home
             self._assistant = Assistant(
                 self.retriever,
-                make_llm(self.settings.llm),
+                make_llm(
+                    self.settings.llm,
+                    cache=shared_cache(self.settings),
+                    cache_scope=lambda: f"{self.path.resolve()}@{self.store.generation}",
+                ),
                 kb_name=self.name,
-                trace_dir=home / "traces",
+                trace_dir=home / "traces" / self.name,
                 failures_path=home / FAILURES_FILE,
                 count_documents=lambda: self.store.stats().documents,
             )
@@ -190,9 +211,14 @@ class KnowledgeBase:
         conversation: Conversation | None = None,
         on_event: Callable[[TraceEvent], None] | None = None,
         on_token: Callable[[str], None] | None = None,
+        user_facts: list[str] | None = None,
     ) -> Answer:
-        """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape."""
-        answer = self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token)
+        """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape.
+
+        `user_facts`: what the asker said about themselves earlier (long-term memory), given to the
+        synthesizer as context about the user, never as evidence.
+        """
+        answer = self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
         if conversation is not None:
             conversation.add(
                 Turn(question=question, answer=answer.answer, standalone=answer.search_query), self.assistant.llm

@@ -143,6 +143,19 @@ class LLMSettings(_Section):
         )
 
 
+class CacheSettings(_Section):
+    enabled: bool = Field(True, description="Cache retrieval results and query vectors (keyed by index generation).")
+    max_entries: int = Field(4096, ge=16, description="In-process cache size.")
+    ttl_s: int = Field(3600, ge=1, description="How long an entry lives.")
+
+
+class ServerSettings(_Section):
+    host: str = Field("127.0.0.1", description="Interface `agentrag serve` listens on.")
+    port: int = Field(8000, ge=1, le=65535)
+    requests_per_minute: int = Field(120, ge=1, description="Per API key; over it, 429 with Retry-After.")
+    max_json_kb: int = Field(256, ge=1, description="Largest JSON request body; uploads use ingest.max_file_mb.")
+
+
 class StoreSettings(_Section):
     backend: Literal["sqlite"] = "sqlite"
     ann_threshold: int = Field(
@@ -164,6 +177,9 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    redis_url: str | None = Field(None, description="Redis for a cache shared by workers (AGENTRAG_REDIS_URL).")
 
     @model_validator(mode="after")
     def _standard_llm_environment(self) -> Settings:

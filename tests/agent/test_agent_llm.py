@@ -257,3 +257,29 @@ def test_the_answer_streams_tokens_and_keeps_the_users_question(kb_factory: Call
     assert "".join(tokens).replace(" ", "") == answer.answer.replace(" ", "")
     synth = next(r for r in llm.requests if r["model"] == "m-synthesizer")
     assert f"Question: {QUESTION}" in prompt_text(synth)
+
+
+def test_a_repeated_question_is_served_from_the_cache_until_the_knowledge_base_changes(
+    kb_factory: Callable[..., KnowledgeBase], corpus: Path
+) -> None:
+    def synthesize(body: dict[str, Any]) -> Reply:
+        culprit = "Heron" if "caused by Heron" in prompt_text(body) else "Kestrel"
+        return text(f"INC-2291 was caused by {culprit} [{cite(body, f'caused by {culprit}')}].")
+
+    with ScriptedLLM(by_role(synthesizer=synthesize)) as llm:
+        kb = kb_factory(llm)
+        first = kb.ask("What caused INC-2291?", mode="single")
+        calls = len(llm.requests)
+        again = kb.ask("What caused INC-2291?", mode="single")
+        assert len(llm.requests) == calls, "the same question over the same content never reaches the model"
+        assert again.answer == first.answer
+        assert again.usage.prompt_tokens == 0
+        write(
+            corpus / "postmortem.md",
+            "# INC-2291 postmortem\n\nINC-2291 was caused by Heron, the upload gateway, after a bad deploy.\n",
+        )
+        kb.ingest([corpus])
+        updated = kb.ask("What caused INC-2291?", mode="single")
+    assert len(llm.requests) > calls
+    assert "Heron" in updated.answer
+    assert "Kestrel" in first.answer

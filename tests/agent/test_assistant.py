@@ -47,7 +47,7 @@ def test_single_answer_is_extracted_and_cited(kb: KnowledgeBase, settings: Setti
     assert answer.unsupported == []
     assert answer.usage.llm_calls == 0
     assert answer.usage.retrieval_calls == 1
-    steps = [e.step for e in read_trace(settings.home / "traces", answer.trace_id)]
+    steps = [e.step for e in read_trace(settings.home / "traces" / "kb", answer.trace_id)]
     assert steps[0] == "search"
     assert steps[-1] == "done"
 

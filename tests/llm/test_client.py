@@ -142,6 +142,26 @@ def test_stream_yields_the_deltas_in_order_and_records_the_usage_chunk() -> None
     assert llm.requests[0]["stream_options"] == {"include_usage": True}
 
 
+def test_an_identical_call_is_answered_from_the_cache_and_a_new_scope_asks_the_model_again() -> None:
+    from agentrag.cache import MemoryCache
+
+    scope = ["kb@1"]
+    replies = [text("Kestrel is the queue service."), text("Kestrel is the new queue service."), text("Streamed.")]
+    with ScriptedLLM(replies) as llm:
+        client = LLMClient(llm_settings(llm), cache=MemoryCache(), cache_scope=lambda: scope[0])
+        meter = TokenMeter()
+        first = client.chat(USER, role="synthesizer", meter=meter)
+        again = client.chat(USER, role="synthesizer", meter=meter)
+        assert len(llm.requests) == 1, "the second identical call never reached the model"
+        assert (again.content, again.cached, again.prompt_tokens) == (first.content, True, 0)
+        assert meter.calls == 1
+        scope[0] = "kb@2"  # the knowledge base changed: nothing written from the old content may come back
+        assert client.chat(USER, role="synthesizer").content == "Kestrel is the new queue service."
+        assert "".join(client.stream(USER, role="planner")) == "Streamed."
+        assert "".join(client.stream(USER, role="planner")) == "Streamed."
+    assert len(llm.requests) == 3
+
+
 def test_stream_without_a_usage_chunk_estimates_the_usage() -> None:
     with ScriptedLLM([text("报销标准 is five hundred.", usage=False)]) as llm:
         meter = TokenMeter()

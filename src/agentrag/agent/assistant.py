@@ -71,6 +71,7 @@ class _Run:
     meter: TokenMeter
     history: str
     on_token: Callable[[str], None] | None
+    user_facts: list[str] = field(default_factory=list)
     pool: dict[int, Evidence] = field(default_factory=dict)  # chunk key -> evidence
     rankings: list[list[int]] = field(default_factory=list)  # each search's chunk keys, best first
     subqueries: list[SubQuery] = field(default_factory=list)
@@ -134,6 +135,7 @@ class Assistant:
         conversation: Conversation | None = None,
         on_event: Callable[[TraceEvent], None] | None = None,
         on_token: Callable[[str], None] | None = None,
+        user_facts: list[str] | None = None,
     ) -> Answer:
         if mode not in MODES:
             raise ConfigError(f"mode: unknown mode {mode!r} (choose one of: {', '.join(MODES)})")
@@ -154,7 +156,16 @@ class Assistant:
             if conversation
             else "",
             on_token=on_token,
+            user_facts=list(user_facts or []),
         )
+        if run.user_facts:
+            tracer.emit(
+                "memory",
+                decision=f"{len(run.user_facts)} facts about the user",
+                reason="long-term memory",
+                message="remembering what you told me",
+                args={"facts": run.user_facts},
+            )
         try:
             if conversation is not None and conversation.turns:
                 run.search_query = self._standalone(run, conversation)
@@ -270,7 +281,7 @@ class Assistant:
 
     def _embed(self, run: _Run, query: str) -> npt.NDArray[np.float32]:
         if query not in run.vectors:
-            run.vectors[query] = self.retriever.embedder.embed_queries([query])[0]
+            run.vectors[query] = self.retriever.embed_query(query)
         return run.vectors[query]
 
     def _grade_borderline(self, run: _Run, question: str, evidence: list[Evidence]) -> None:
@@ -404,8 +415,9 @@ class Assistant:
                     message="the model failed; answering with the fixed pipeline",
                 )
                 run.stop_reason = "fallback"
-                evidence = run.ranked_evidence() or self._search(run, run.search_query, 1)
-                return self._synthesize(run, run.ranked_evidence() or evidence, use_llm=False)
+                if not run.pool:
+                    self._search(run, run.search_query, 1)
+                return self._synthesize(run, run.ranked_evidence(), use_llm=False)
         return self._agent_model_free(run)
 
     def _plan(self, run: _Run) -> list[SubQuery]:
@@ -432,9 +444,8 @@ class Assistant:
     def _agent_model_free(self, run: _Run) -> Answer:
         """Plan by rules, search each sub-query, then follow bridge entities from the best passages."""
         run.subqueries = self._plan(run)
-        first_round: list[Evidence] = []
         for sub in run.subqueries:
-            first_round.extend(self._search(run, sub.query, 1))
+            self._search(run, sub.query, 1)
         round_ = 1
         follow_bridges = run.cue in ("bridge", "entities", "")
         while follow_bridges and round_ < run.tracker.budget.max_rounds and run.tracker.can_retrieve():
@@ -447,6 +458,7 @@ class Assistant:
                 round=round_,
                 decision=f"{len(bridges)} bridge queries",
                 reason="following entities named by the best passages",
+                message=f"following up, round {round_}: " + "; ".join(b.query for b in bridges),
                 args={"queries": [b.query for b in bridges]},
             )
             if not bridges:
@@ -614,7 +626,7 @@ class Assistant:
         parts: list[str] = []
         try:
             for delta in llm.stream(
-                synthesizer_messages(run.question, context, missing, run.history),
+                synthesizer_messages(run.question, context, missing, run.history, run.user_facts),
                 role="synthesizer",
                 timeout_s=run.tracker.llm_timeout(),
                 meter=run.meter,

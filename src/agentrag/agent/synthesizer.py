@@ -124,16 +124,24 @@ Rules:
 - Answer in the language of the question, concisely."""
 
 
+def _quoted(text: str) -> str:
+    """Passage text with the quote delimiters neutralised, so a document cannot close its quote early."""
+    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+
+
 def synthesizer_messages(
-    question: str, context: Context, missing: list[str], history: str = ""
+    question: str, context: Context, missing: list[str], history: str = "", user_facts: list[str] | None = None
 ) -> list[dict[str, str]]:
-    blocks = "\n\n".join(f"{_header(b.n, b.evidence.chunk)}\n<<<\n{b.text}\n>>>" for b in context.blocks)
+    blocks = "\n\n".join(f"{_header(b.n, b.evidence.chunk)}\n<<<\n{_quoted(b.text)}\n>>>" for b in context.blocks)
     notes = ""
     if missing:
         notes = "\nSearches that found nothing relevant (say so in the answer):\n" + "\n".join(
             f"- {m}" for m in missing
         )
     convo = f"Conversation so far (for reference only):\n{history}\n\n" if history else ""
+    if user_facts:
+        about = "\n".join(f"- {f}" for f in user_facts)
+        convo = f"About the user (what they told you earlier; context, not a source to cite):\n{about}\n\n" + convo
     return [
         {"role": "system", "content": SYNTHESIZER_PROMPT},
         {"role": "user", "content": f"{convo}Passages:\n\n{blocks}\n{notes}\nQuestion: {question}"},

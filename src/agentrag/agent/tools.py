@@ -193,7 +193,7 @@ class ToolBox:
                 )
             except ValueError as exc:
                 return self._error(name, f"invalid filter: {exc}")
-        vector = self.retriever.embedder.embed_queries([args.query])[0]
+        vector = self.retriever.embed_query(args.query)
         earlier = self.repeat_of(args.query, vector)
         if earlier is not None:
             return self._error(

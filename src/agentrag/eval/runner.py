@@ -197,6 +197,7 @@ def run_eval(
     dataset = load_dataset(dataset_dir, limit)
     kb_name = eval_kb_name(dataset, settings, embedder_name)
     kb = kb_factory(kb_name)
+    kb.retriever.cache = None  # measure retrieval itself, never a cache hit
     try:
         ingest = build_or_reuse(kb, dataset, ingest_progress)
         if task == "answer":

@@ -21,12 +21,13 @@ import random
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar, get_args
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentrag.cache import Cache, cache_key
 from agentrag.errors import ConfigError, LLMError, LLMOutputError, LLMTimeout, LLMUnavailable
 from agentrag.llm.tokens import TokenMeter, estimate_message_tokens, estimate_tokens
 from agentrag.settings import LLMRole, LLMSettings
@@ -68,6 +69,7 @@ class ChatResponse(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str
+    cached: bool = False  # served from the cache: no tokens were spent
 
     def as_message(self) -> dict[str, Any]:
         """The assistant turn to append to the conversation before sending the tool results back."""
@@ -96,7 +98,12 @@ class _BadOutput(Exception):
 class LLMClient:
     """Chat, tool calls, streaming and validated structured output against one OpenAI-compatible endpoint."""
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(
+        self, settings: LLMSettings, cache: Cache | None = None, cache_scope: Callable[[], str] | None = None
+    ) -> None:
+        """`cache`: completions are kept under a hash of the whole request plus `cache_scope()` (the knowledge
+        base and its generation), so an identical call is answered without the model and an update to the
+        knowledge base can never bring back an answer written from the old content."""
         if not settings.configured:
             raise ConfigError("no LLM configured: set OPENAI_BASE_URL or OPENAI_API_KEY (or llm.* in agentrag.toml)")
         for role in get_args(LLMRole):
@@ -110,6 +117,8 @@ class LLMClient:
             max_retries=0,
         )
         self._lock = threading.Lock()
+        self._cache = cache
+        self._cache_scope = cache_scope
         # What this endpoint accepts, learned from its 400s (see the module docstring).
         self._json_mode: str = settings.json_mode
         self._stream_usage = True
@@ -154,11 +163,7 @@ class LLMClient:
             params["tools"] = tools
             if tool_choice is not None:
                 params["tool_choice"] = tool_choice
-        completion = self._complete(params, model, limit, deadline)
-        response = self._read_completion(completion, model, messages, tools)
-        if meter is not None:
-            meter.add(response.prompt_tokens, response.completion_tokens)
-        return response
+        return self._cached_completion(params, model, limit, deadline, messages, tools, meter)
 
     def stream(
         self,
@@ -176,10 +181,15 @@ class LLMClient:
         model = self.model_for(role)
         limit, deadline = self._deadline(model, timeout_s)
         params = self._params(model, messages, max_tokens)
+        key = self._key("llm-stream", params)
+        if key is not None and self._cache is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return iter([cached.decode("utf-8")])
         params["stream"] = True
         if self._stream_usage:
             params["stream_options"] = {"include_usage": True}
-        return self._drain(params, model, limit, deadline, messages, meter)
+        return self._drain(params, model, limit, deadline, messages, meter, key)
 
     def structured(
         self,
@@ -262,10 +272,41 @@ class LLMClient:
             }
         elif self._json_mode == "json_object":
             params["response_format"] = {"type": "json_object"}
+        return self._cached_completion(params, model, limit, deadline, messages, None, meter)
+
+    def _key(self, namespace: str, params: dict[str, Any]) -> str | None:
+        if self._cache is None:
+            return None
+        scope = self._cache_scope() if self._cache_scope is not None else ""
+        return cache_key(namespace, self.endpoint, scope, params)
+
+    def _cached_completion(
+        self,
+        params: dict[str, Any],
+        model: str,
+        limit: float,
+        deadline: float,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        meter: TokenMeter | None,
+    ) -> ChatResponse:
+        """A completion from the cache (no tokens spent) or from the model (then cached)."""
+        key = self._key("llm", params)
+        if key is not None and self._cache is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                try:
+                    return ChatResponse.model_validate_json(cached).model_copy(
+                        update={"prompt_tokens": 0, "completion_tokens": 0, "cached": True}
+                    )
+                except ValidationError:
+                    logger.debug("ignoring an unreadable LLM cache entry")
         completion = self._complete(params, model, limit, deadline)
-        response = self._read_completion(completion, model, messages, None)
+        response = self._read_completion(completion, model, messages, tools)
         if meter is not None:
             meter.add(response.prompt_tokens, response.completion_tokens)
+        if key is not None and self._cache is not None:
+            self._cache.set(key, response.model_dump_json().encode("utf-8"))
         return response
 
     def _complete(self, params: dict[str, Any], model: str, limit: float, deadline: float) -> Any:
@@ -411,8 +452,10 @@ class LLMClient:
         deadline: float,
         messages: list[dict[str, Any]],
         meter: TokenMeter | None,
+        key: str | None = None,
     ) -> Iterator[str]:
-        """Deltas from the pumping thread, waiting no longer than the deadline for each."""
+        """Deltas from the pumping thread, waiting no longer than the deadline for each; a stream that
+        finished is cached whole under `key`."""
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
         pump = threading.Thread(
@@ -445,6 +488,8 @@ class LLMClient:
                             usage = (estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
                         meter.add(*usage)
                     recorded = True
+                    if key is not None and self._cache is not None:
+                        self._cache.set(key, "".join(pieces).encode("utf-8"))
                     return
         finally:
             stop.set()
@@ -648,9 +693,11 @@ def _parse_structured(text: str, schema: type[T]) -> T:
         raise _BadOutput("the JSON does not match the schema: " + "; ".join(problems)) from None
 
 
-def make_llm(settings: LLMSettings) -> LLMClient | None:
+def make_llm(
+    settings: LLMSettings, cache: Cache | None = None, cache_scope: Callable[[], str] | None = None
+) -> LLMClient | None:
     """The client for the configured endpoint, or None for model-free mode."""
-    return LLMClient(settings) if settings.configured else None
+    return LLMClient(settings, cache, cache_scope) if settings.configured else None
 
 
 def model_free_notice(settings: LLMSettings) -> str | None:

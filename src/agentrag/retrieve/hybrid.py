@@ -6,11 +6,14 @@ can see why it came back.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agentrag.cache import Cache, cache_key
 from agentrag.embed.base import Embedder
 from agentrag.errors import RerankError
 from agentrag.rerank.base import Reranker
@@ -31,12 +34,29 @@ class Retriever:
         settings: RetrievalSettings,
         reranker: Reranker | None = None,
         rerank_top_n: int = 30,
+        cache: Cache | None = None,
+        namespace: str = "",
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
         self.reranker = reranker
         self.rerank_top_n = rerank_top_n
+        self.cache = cache
+        self.namespace = namespace  # tells knowledge bases apart in a shared cache
+
+    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        """The query vector, from the cache when the same text was embedded before (any generation)."""
+        if self.cache is None:
+            fresh: npt.NDArray[np.float32] = self.embedder.embed_queries([query])[0]
+            return fresh
+        key = cache_key("query-vector", self.embedder.name, query)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return np.frombuffer(cached, dtype=np.float32)
+        vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
+        self.cache.set(key, vector.tobytes())
+        return vector
 
     def channels(
         self,
@@ -51,7 +71,7 @@ class Retriever:
         if channel in ("hybrid", "bm25"):
             out["bm25"] = self.store.search_bm25(tokenize_query(query), depth, flt, self.settings.title_weight)
         if channel in ("hybrid", "dense"):
-            vector = query_vector if query_vector is not None else self.embedder.embed_queries([query])[0]
+            vector = query_vector if query_vector is not None else self.embed_query(query)
             out["dense"] = self.store.search_dense(vector, depth, flt)
             if channel == "hybrid" and self.settings.feedback_docs > 0:
                 feedback = self._feedback(vector, self.fuse(out), depth, flt)
@@ -106,6 +126,61 @@ class Retriever:
     ) -> list[Hit]:
         k = k or self.settings.top_k
         channel = channel or self.settings.channel
+        key = None
+        if self.cache is not None:
+            key = cache_key(
+                "search",
+                self.namespace,
+                self.store.generation,
+                query,
+                k,
+                channel,
+                flt.model_dump(mode="json") if flt else None,
+                self.settings.model_dump(),
+                self.reranker.name if self.reranker else None,
+            )
+            cached = self.cache.get(key)
+            if cached is not None:
+                return self._hits_from_cache(cached)
+        hits = self._search(query, k, channel, flt, query_vector)
+        if self.cache is not None and key is not None:
+            self.cache.set(key, json.dumps([self._hit_record(h) for h in hits]).encode())
+        return hits
+
+    @staticmethod
+    def _hit_record(hit: Hit) -> list[Any]:
+        channels = {name: [c.rank, c.score] for name, c in hit.channels.items()}
+        return [hit.key, hit.score, channels, hit.rerank_score]
+
+    def _hits_from_cache(self, cached: bytes) -> list[Hit]:
+        """Hits rebuilt from cached keys and scores; chunk text and metadata always come from the store."""
+        records = json.loads(cached)
+        chunks = self.store.get_chunks_by_key([r[0] for r in records])
+        hits: list[Hit] = []
+        for key, score, channels, rerank_score in records:
+            chunk = chunks.get(key)
+            if chunk is None:
+                continue
+            hits.append(
+                Hit.model_construct(
+                    chunk=chunk,
+                    score=score,
+                    rank=len(hits) + 1,
+                    key=key,
+                    channels={n: ChannelScore.model_construct(rank=r, score=v) for n, (r, v) in channels.items()},
+                    rerank_score=rerank_score,
+                )
+            )
+        return hits
+
+    def _search(
+        self,
+        query: str,
+        k: int,
+        channel: Channel,
+        flt: SearchFilter | None,
+        query_vector: npt.NDArray[np.float32] | None,
+    ) -> list[Hit]:
         depth = max(self.settings.candidates, k)
         per_channel = self.channels(query, channel, depth, flt, query_vector)
         fused = self.fuse(per_channel)
