@@ -41,6 +41,8 @@ app = typer.Typer(
 )
 docs_app = typer.Typer(help="List, show and delete the documents of a knowledge base.", no_args_is_help=True)
 app.add_typer(docs_app, name="docs")
+keys_app = typer.Typer(help="API keys for the HTTP service (`agentrag serve`).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 
 out = Console()
 err = Console(stderr=True)
@@ -448,7 +450,7 @@ def failures(
 ) -> None:
     """Questions that ended in fallback, budget or no_evidence: what the knowledge base may be missing.
 
-    Open one with its trace: see <home>/traces/TRACE_ID.jsonl
+    Open one with its trace: see <home>/traces/KB/TRACE_ID.jsonl
     """
     settings = _settings(home)
     path = settings.home / FAILURES_FILE
@@ -649,6 +651,61 @@ def eval_command(
         if a.get("contains") is not None:
             line += f" · contains {a['contains']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"
         out.print(line, soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------------------------- service
+
+
+@app.command()
+@friendly_errors
+def serve(
+    host: Annotated[str | None, typer.Option("--host", help="Interface to listen on [default: 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port [default: 8000].", min=1, max=65535)] = None,
+    home: HomeOption = None,
+) -> None:
+    """Run the HTTP service: REST API, streaming answers, OpenAI-compatible chat, and the web page at /.
+
+    Create a key first: agentrag keys create --admin
+    """
+    import uvicorn
+
+    from agentrag.server.app import create_app
+
+    settings = _settings(home)
+    host = host or settings.server.host
+    port = port or settings.server.port
+    err.print(
+        f"agentrag {__version__} serving {settings.home} on http://{host}:{port} (web page at /, API docs at /docs)"
+    )
+    _model_free_notice(settings, False)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@keys_app.command("create")
+@friendly_errors
+def keys_create(
+    kb: Annotated[
+        list[str] | None, typer.Option("--kb", help="A knowledge base this key may use (repeatable).")
+    ] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Every knowledge base, present and future.")] = False,
+    label: Annotated[str, typer.Option("--label", help="A note to recognise the key by.")] = "",
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an API key and print it once (only its hash is stored).
+
+    Example: agentrag keys create --kb support --kb sales
+    """
+    from agentrag.server.keys import KeyStore
+
+    store = KeyStore(_settings(home).home)
+    key, secret = store.create(kb or [], admin=admin, label=label)
+    store.close()
+    if as_json:
+        _emit_json({"key": secret, "key_id": key.key_id, "kbs": sorted(key.kbs), "admin": key.admin})
+        return
+    scope = "every knowledge base" if admin else (", ".join(sorted(key.kbs)) or "knowledge bases it creates")
+    out.print(f"{secret}\n[dim]key {key.key_id} for {escape(scope)}; shown once, store it now[/]")
 
 
 @app.command()

@@ -1,0 +1,75 @@
+"""The cache shared through a real redis-server (Debian's package; .ci/run installs it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentrag.cache import RedisCache, cache_key
+from agentrag.embed.base import Embedder
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import load_settings
+from tests.helpers import write
+from tests.servers import free_port, wait_for_port
+
+REDIS = shutil.which("redis-server")
+pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (.ci/run installs it)")
+
+
+@pytest.fixture
+def redis_proc(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    assert REDIS is not None
+    proc = subprocess.Popen(
+        [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        yield f"redis://127.0.0.1:{port}/0", proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_url(redis_proc: tuple[str, subprocess.Popen[bytes]]) -> str:
+    return redis_proc[0]
+
+
+def test_search_results_are_shared_through_redis_and_invalidated_by_updates(
+    redis_url: str, tmp_path: Path, embedder: Embedder
+) -> None:
+    import redis
+
+    doc = write(tmp_path / "docs" / "aurora.md", "# Aurora\n\nError E1042 means the query has over 128 clauses.\n")
+    settings = load_settings(tmp_path / "home", redis_url=redis_url)
+    client = redis.Redis.from_url(redis_url)
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([doc])
+        first = kb.search("E1042 clauses", k=2)
+        keys = client.keys("agentrag:search:*")
+        assert len(keys) == 1
+        assert kb.search("E1042 clauses", k=2)[0].chunk.text == first[0].chunk.text
+        assert len(client.keys("agentrag:search:*")) == 1, "the second search was served from Redis"
+        write(doc, "# Aurora\n\nError E1042 means the query has over 256 clauses.\n")
+        kb.ingest([doc])
+        updated = kb.search("E1042 clauses", k=2)
+        assert "256" in updated[0].chunk.text
+        assert len(client.keys("agentrag:search:*")) == 2, "the update moved the key: the old entry is never read"
+
+
+def test_a_redis_outage_costs_the_cache_not_the_answer(redis_proc: tuple[str, subprocess.Popen[bytes]]) -> None:
+    url, proc = redis_proc
+    cache = RedisCache(url, ttl_s=60)
+    cache.set(cache_key("x", 1), b"value")
+    assert cache.get(cache_key("x", 1)) == b"value"
+    proc.terminate()
+    proc.wait(timeout=10)
+    assert cache.get(cache_key("x", 1)) is None
+    cache.set(cache_key("x", 2), b"ignored")
