@@ -24,7 +24,7 @@ from agentrag.kb import FAILURES_FILE, KnowledgeBase
 from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent
-from agentrag.types import Answer, Channel, Hit, IngestStatus, SearchFilter
+from agentrag.types import Answer, Channel, IngestStatus, SearchFilter
 
 app = typer.Typer(
     name="agentrag",
@@ -229,24 +229,6 @@ def ingest(
 # ---------------------------------------------------------------------------------------------- search
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    c = hit.chunk
-    return {
-        "rank": hit.rank,
-        "score": round(hit.score, 6),
-        "chunk_id": c.chunk_id,
-        "doc_id": c.doc_id,
-        "source": c.source,
-        "title": c.title,
-        "heading": c.heading,
-        "page": c.page,
-        "date": c.date.isoformat() if c.date else None,
-        "text": c.text,
-        "channels": {k: v.model_dump() for k, v in hit.channels.items()},
-        "rerank_score": hit.rerank_score,
-    }
-
-
 def _snippet(text: str, width: int = 160) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -274,7 +256,7 @@ def search(
         chosen: Channel = channel.value
         hits = knowledge_base.search(query, k, chosen, flt)
     if as_json:
-        _emit_json({"query": query, "kb": kb, "channel": channel.value, "hits": [hit_json(h) for h in hits]})
+        _emit_json({"query": query, "kb": kb, "channel": channel.value, "hits": [h.contract() for h in hits]})
         return
     if not hits:
         out.print(f"No results in [bold]{kb}[/] for {escape(query)!r}.")

@@ -8,7 +8,7 @@ only build these for the few hits that are returned.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -107,6 +107,24 @@ class Hit(BaseModel):
     key: int = Field(-1, description="The store's key for the chunk (for vector lookups); -1 when unknown.")
     channels: dict[str, ChannelScore] = Field(default_factory=dict)
     rerank_score: float | None = None
+
+    def contract(self) -> dict[str, Any]:
+        """One hit of `search --json` and of the service's search endpoint."""
+        c = self.chunk
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 6),
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "source": c.source,
+            "title": c.title,
+            "heading": c.heading,
+            "page": c.page,
+            "date": c.date.isoformat() if c.date else None,
+            "text": c.text,
+            "channels": {k: v.model_dump() for k, v in self.channels.items()},
+            "rerank_score": self.rerank_score,
+        }
 
 
 class IngestStatus(BaseModel):

@@ -78,6 +78,7 @@ def test_upload_ask_cited_answer_then_delete_removes_the_citation(running: Runni
     assert chunk["heading_path"] == ["报销制度", "住宿"]
 
     assert client.delete(f"/v1/kb/kb/documents/{doc_id}").status_code == 204
+    assert not (running.settings.home / "uploads" / "kb" / "policy.md").exists(), "the uploaded file went too"
     again = client.post("/v1/kb/kb/ask", json={"question": "出差住宿标准是多少？"}).json()
     assert all(c["doc_id"] != doc_id for c in again["citations"])
     assert "五百元" not in again["answer"]
@@ -244,3 +245,38 @@ def test_the_openai_facade_works_with_the_openai_sdk(running: Running) -> None:
         pass
     else:
         raise AssertionError("another key must not reach this knowledge base")
+
+
+def test_a_conversation_survives_a_restart_and_a_deleted_knowledge_base_leaves_nothing(tmp_path: Path) -> None:
+    from agentrag.settings import load_settings
+    from tests.server.conftest import start
+
+    settings = load_settings(tmp_path / "home")
+    ask = {"conversation_id": "support-7", "mode": "single"}
+    plans = (
+        "# Plans\n\n## Enterprise\n\nThe Enterprise plan costs 25,000 yuan a month. "
+        "It allows 3,000 requests per minute.\n"
+    )
+    server, thread, url = start(settings)
+    try:
+        running = Running(url=url, settings=settings, admin="")
+        key = running.key(admin=True)
+        client = make_kb(running, "kb", key)
+        upload(client, "kb", "plans.md", plans)
+        client.post("/v1/kb/kb/ask", json={"question": "How much does the Enterprise plan cost?", **ask})
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    server, thread, url = start(settings)
+    try:
+        client = Running(url=url, settings=settings, admin="").client(key)
+        question = {"question": "and how many requests per minute does it allow?", **ask}
+        follow = client.post("/v1/kb/kb/ask", json=question).json()
+        assert "3,000 requests per minute" in follow["answer"]
+        assert client.delete("/v1/kb/kb").status_code == 204
+        assert client.get("/v1/kb/kb/documents").status_code == 404
+        assert not (settings.home / "uploads" / "kb").exists()
+        assert not (settings.home / "kbs" / "kb").exists()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

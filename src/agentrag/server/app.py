@@ -7,6 +7,7 @@ as the CLI (`KnowledgeBase`), so the service and the command line cannot drift a
 
 import json
 import queue
+import shutil
 import threading
 import time
 import uuid
@@ -31,7 +32,7 @@ from agentrag.server.uploads import resolve_upload, upload_path
 from agentrag.settings import Settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent, read_trace
-from agentrag.types import Answer, Hit, SearchFilter
+from agentrag.types import Answer, SearchFilter
 
 STATIC = Path(__file__).parent / "static"
 
@@ -94,23 +95,6 @@ class ChatCompletionBody(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def hit_json(hit: Hit) -> dict[str, Any]:
-    c = hit.chunk
-    return {
-        "rank": hit.rank,
-        "score": round(hit.score, 6),
-        "chunk_id": c.chunk_id,
-        "doc_id": c.doc_id,
-        "source": c.source,
-        "title": c.title,
-        "heading": c.heading,
-        "page": c.page,
-        "date": c.date.isoformat() if c.date else None,
-        "text": c.text,
-        "channels": {k: v.model_dump() for k, v in hit.channels.items()},
-    }
 
 
 def sse(event: str, data: Any) -> str:
@@ -279,9 +263,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.delete("/v1/kb/{kb}", status_code=204, tags=["knowledge bases"])
     def delete_kb(kb: str, key: Key) -> Response:
+        """The knowledge base, its uploaded files and its traces are all removed."""
         visible_kb(kb, key)
         service.drop(kb)
         service.keys.revoke_kb(kb)
+        shutil.rmtree(service.home / "uploads" / kb, ignore_errors=True)
+        shutil.rmtree(service.home / "traces" / kb, ignore_errors=True)
         return Response(status_code=204)
 
     # ------------------------------------------------------------------------------------ documents
@@ -333,7 +320,13 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.delete("/v1/kb/{kb}/documents/{doc_id}", status_code=204, tags=["documents"])
     def delete_document(kb: str, doc_id: str, key: Key) -> Response:
-        visible_kb(kb, key).delete(doc_id)
+        """The document, everything indexed from it, and the uploaded file it came from."""
+        knowledge_base = visible_kb(kb, key)
+        document, _ = knowledge_base.document(doc_id)
+        knowledge_base.delete(doc_id)
+        uploaded = Path(document.source).resolve()
+        if uploaded.is_relative_to((service.home / "uploads" / kb).resolve()):
+            uploaded.unlink(missing_ok=True)
         return Response(status_code=204)
 
     @app.get("/v1/kb/{kb}/chunks/{chunk_id:path}", tags=["documents"])
@@ -348,7 +341,7 @@ def create_app(settings: Settings) -> FastAPI:
         knowledge_base = visible_kb(kb, key)
         flt = body.filter.to_filter() if body.filter else None
         hits = knowledge_base.search(body.query, body.k, body.channel, flt)
-        return {"query": body.query, "hits": [hit_json(h) for h in hits]}
+        return {"query": body.query, "hits": [h.contract() for h in hits]}
 
     def run_ask(
         knowledge_base: KnowledgeBase, body: AskBody, key: ApiKey, on_event: Any = None, on_token: Any = None
