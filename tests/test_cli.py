@@ -215,3 +215,34 @@ def test_the_bundled_sample_corpus_loads_in_every_format() -> None:
         (document,) = load_path(f, 64 * 1024 * 1024)
         assert document.title, f.name
         assert len(document.text) > 500, f.name
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    from agentrag.server.keys import KeyStore
+
+    home = str(tmp_path / "home")
+    code, output = run("keys", "create", "--kb", "support", "--kb", "sales", "--label", "bot", "--home", home, "--json")
+    assert code == 0
+    created = json.loads(output)
+    assert created["key"].startswith("ar_")
+    assert created["kbs"] == ["sales", "support"]
+    store = KeyStore(tmp_path / "home")
+    assert store.authenticate(created["key"]) is not None
+    assert created["key"] not in (tmp_path / "home" / "keys.sqlite").read_bytes().decode("latin-1"), "stored hashed"
+
+    code, output = run("keys", "list", "--home", home, "--json")
+    assert [(k["key_id"], k["label"], k["admin"]) for k in json.loads(output)["keys"]] == [
+        (created["key_id"], "bot", False)
+    ]
+    assert created["key"] not in output
+
+    code, output = run("keys", "revoke", created["key_id"], "--home", home)
+    assert code == 0
+    assert store.authenticate(created["key"]) is None
+    code, output = run("keys", "revoke", created["key_id"], "--home", home, "--json")
+    assert code == 2
+    assert "no API key" in json.loads(output)["error"]
+    store.close()
+    code, output = run("keys", "create", "--kb", "../escape", "--home", home)
+    assert code == 2
+    assert "escape" in output

@@ -690,6 +690,56 @@ def keys_create(
     out.print(f"{secret}\n[dim]key {key.key_id} for {escape(scope)}; shown once, store it now[/]")
 
 
+@keys_app.command("list")
+@friendly_errors
+def keys_list(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """The API keys of this data directory: id, knowledge bases, label, created (secrets are never shown)."""
+    from agentrag.server.keys import KeyStore
+
+    store = KeyStore(_settings(home).home)
+    keys = store.list()
+    store.close()
+    rows: list[dict[str, Any]] = [
+        {"key_id": k.key_id, "kbs": sorted(k.kbs), "admin": k.admin, "label": k.label, "created_at": created}
+        for k, created in keys
+    ]
+    if as_json:
+        _emit_json({"keys": rows})
+        return
+    if not rows:
+        out.print("No API keys yet. Create one: agentrag keys create --admin")
+        return
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
+        scope = "admin (every knowledge base)" if row["admin"] else (", ".join(row["kbs"]) or "(none yet)")
+        label = f"  [dim]{escape(row['label'])}[/]" if row["label"] else ""
+        out.print(f"{row['key_id']}  {when}  {escape(scope)}{label}", soft_wrap=True)
+
+
+@keys_app.command("revoke")
+@friendly_errors
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id, as `agentrag keys list` shows it (not the secret).")],
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Revoke an API key: every request made with it gets 401 from now on.
+
+    Example: agentrag keys revoke 3f9a1c2b7d4e
+    """
+    from agentrag.server.keys import KeyStore
+
+    store = KeyStore(_settings(home).home)
+    found = store.revoke(key_id)
+    store.close()
+    if not found:
+        _fail(f"no API key with id {key_id!r} (see `agentrag keys list`)", as_json)
+    if as_json:
+        _emit_json({"revoked": key_id})
+    else:
+        out.print(f"Revoked key {key_id}.")
+
+
 @app.command()
 def sample(
     copy_to: Annotated[

@@ -95,5 +95,22 @@ class KeyStore:
                 kbs = [k for k in json.loads(raw) if k != kb]
                 self._con.execute("UPDATE api_keys SET kbs=? WHERE key_id=?", (json.dumps(kbs), key_id))
 
+    def list(self) -> list[tuple[ApiKey, float]]:
+        """Every key (never its secret) with its creation time, oldest first."""
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT key_id, kbs, admin, label, created_at FROM api_keys ORDER BY created_at"
+            ).fetchall()
+        return [
+            (ApiKey(key_id=r[0], kbs=frozenset(json.loads(r[1])), admin=bool(r[2]), label=r[3]), float(r[4]))
+            for r in rows
+        ]
+
+    def revoke(self, key_id: str) -> bool:
+        """Delete a key; requests made with it get 401 from then on. False if there was no such key."""
+        with self._lock:
+            cur = self._con.execute("DELETE FROM api_keys WHERE key_id=?", (key_id,))
+        return cur.rowcount > 0
+
     def close(self) -> None:
         self._con.close()
