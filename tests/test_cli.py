@@ -200,6 +200,8 @@ def test_eval_answer_task_fills_the_answer_and_process_blocks(tmp_path: Path) ->
     assert result["process"]["retrieval_calls_mean"] >= 1.0
     assert result["retrieval"]["all_recall@10"] == 1.0
     assert result["details"]["modes_used"] == {"single": 1, "agent": 1}
+    (curve,) = result["details"]["recall_curves"].values()
+    assert curve[9] == result["retrieval"]["recall@10"], "the chart plots the same evidence ranking"
 
 
 def test_the_bundled_sample_corpus_loads_in_every_format() -> None:

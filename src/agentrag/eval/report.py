@@ -17,6 +17,8 @@ def write_chart(curves: dict[str, list[float]], title: str, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
+    if not curves:
+        return False
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
     for name, curve in curves.items():
         ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=name)

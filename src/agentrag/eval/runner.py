@@ -321,6 +321,16 @@ def _answer_result(
                 t: {k: round(v, 4) for k, v in _mean_metrics(rs).items()} | {"n": len(rs)} for t, rs in by_type.items()
             },
             "retrieval_note": "ranked from the evidence handed to the synthesizer, across all rounds",
+            "recall_curves": {
+                f"{mode} mode evidence": [
+                    round(v, 4)
+                    for v in np.mean(
+                        [recall_curve(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries], axis=0
+                    ).tolist()
+                ]
+            }
+            if dataset.queries
+            else {},
             "settings": settings.retrieval.model_dump(),
         },
     }
