@@ -137,10 +137,12 @@ class KnowledgeBase:
         paths: list[Path | str],
         tags: dict[str, str] | None = None,
         progress: ProgressCallback | None = None,
+        source_root: Path | None = None,
     ) -> IngestReport:
+        """Add, update or skip each file (by content hash); `source_root` records sources relative to it."""
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
-        report = pipeline.ingest([Path(p) for p in paths], tags, progress)
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root)
         self.store.save_derived()
         return report
 

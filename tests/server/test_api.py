@@ -72,6 +72,7 @@ def test_upload_ask_cited_answer_then_delete_removes_the_citation(running: Runni
     assert set(answer) == {"answer", "citations", "mode", "stop_reason", "usage", "unsupported", "trace_id"}
     assert "五百元" in answer["answer"]
     assert answer["citations"][0]["doc_id"] == doc_id
+    assert answer["citations"][0]["source"] == "policy.md", "users see the file name, not the server's paths"
     trace = client.get(f"/v1/kb/kb/traces/{answer['trace_id']}").json()["events"]
     assert trace[-1]["step"] == "done"
     chunk = client.get(f"/v1/kb/kb/chunks/{quote(answer['citations'][0]['chunk_id'], safe='')}").json()

@@ -86,13 +86,21 @@ class IngestPipeline:
         self.splitter = Splitter(settings.ingest.chunking)
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
+        self._source_root: Path | None = None
 
     # ------------------------------------------------------------------ public
 
     def ingest(
-        self, paths: list[Path], tags: dict[str, str] | None = None, progress: ProgressCallback | None = None
+        self,
+        paths: list[Path],
+        tags: dict[str, str] | None = None,
+        progress: ProgressCallback | None = None,
+        source_root: Path | None = None,
     ) -> IngestReport:
-        """Ingest files and folders; every file ends as added, updated, unchanged or failed."""
+        """Ingest files and folders; every file ends as added, updated, unchanged or failed.
+
+        `source_root`: record sources relative to this folder (the service stores uploads under its data
+        directory and shows users the file name, not the server's paths); absolute paths otherwise."""
         started = time.perf_counter()
         report = IngestReport()
         tags = dict(tags or {})
@@ -102,11 +110,18 @@ class IngestPipeline:
             if progress is not None:
                 progress(item)
 
+        self._source_root = source_root.resolve() if source_root is not None else None
         self._run(self._prepare(discover(paths), tags, emit), emit)
         report.seconds = time.perf_counter() - started
         return report
 
     # ------------------------------------------------------------------ stages
+
+    def _source(self, path: Path) -> str:
+        resolved = path.resolve()
+        if self._source_root is not None and resolved.is_relative_to(self._source_root):
+            return resolved.relative_to(self._source_root).as_posix()
+        return str(resolved)
 
     def _prepare(self, files: list[Path], tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         for path in files:
@@ -137,7 +152,7 @@ class IngestPipeline:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
         content_hash = sha256_bytes(path.read_bytes())
         doc_id = document_id_for_path(path)
-        source = str(path.resolve())
+        source = self._source(path)
         if self._unchanged(doc_id, content_hash, tags, source, emit):
             return
         for loaded in load_path(path, self.max_bytes):

@@ -302,7 +302,7 @@ def create_app(settings: Settings) -> FastAPI:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
         tmp.write_bytes(data)
         tmp.replace(path)
-        report = knowledge_base.ingest([path], parsed_tags)
+        report = knowledge_base.ingest([path], parsed_tags, source_root=path.parent)
         item = report.items[0] if report.items else None
         if item is None or item.status == "failed":
             raise HTTPException(422, f"{name}: {item.error if item else 'nothing ingested'}")
@@ -324,8 +324,9 @@ def create_app(settings: Settings) -> FastAPI:
         knowledge_base = visible_kb(kb, key)
         document, _ = knowledge_base.document(doc_id)
         knowledge_base.delete(doc_id)
-        uploaded = Path(document.source).resolve()
-        if uploaded.is_relative_to((service.home / "uploads" / kb).resolve()):
+        folder = (service.home / "uploads" / kb).resolve()
+        uploaded = (folder / document.source).resolve()  # uploads are recorded relative to their folder
+        if uploaded.is_relative_to(folder) and uploaded != folder:
             uploaded.unlink(missing_ok=True)
         return Response(status_code=204)
 
