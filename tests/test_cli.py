@@ -248,3 +248,11 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     code, output = run("keys", "create", "--kb", "../escape", "--home", home)
     assert code == 2
     assert "escape" in output
+
+
+def test_help_shows_the_defaults_in_brackets() -> None:
+    # Rich reads "[default: ...]" as markup unless escaped; a user must see the defaults.
+    for command in ("serve", "ingest", "failures"):
+        code, output = run(command, "--help")
+        assert code == 0
+        assert "[default:" in output, command

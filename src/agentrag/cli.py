@@ -49,7 +49,9 @@ err = Console(stderr=True)
 
 HomeOption = Annotated[
     Path | None,
-    typer.Option("--home", help="Data directory holding the knowledge bases [default: $AGENTRAG_HOME or ./.agentrag]."),
+    typer.Option(
+        "--home", help="Data directory holding the knowledge bases \\[default: $AGENTRAG_HOME or ./.agentrag]."
+    ),
 ]
 KbOption = Annotated[str, typer.Option("--kb", help="Knowledge base name inside the data directory.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text (for scripts).")]
@@ -427,7 +429,7 @@ def chat(
 def failures(
     limit: Annotated[int, typer.Option("--limit", help="Show the most recent N.", min=1)] = 20,
     home: HomeOption = None,
-    kb: Annotated[str | None, typer.Option("--kb", help="Only this knowledge base [default: all].")] = None,
+    kb: Annotated[str | None, typer.Option("--kb", help="Only this knowledge base \\[default: all].")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Questions that ended in fallback, budget or no_evidence: what the knowledge base may be missing.
@@ -563,7 +565,7 @@ def eval_command(
         int | None, typer.Option("--limit", help="Only the first N queries, in file order.", min=1)
     ] = None,
     channel: Annotated[
-        ChannelChoice | None, typer.Option("--channel", help="Channel for the headline numbers [default: settings].")
+        ChannelChoice | None, typer.Option("--channel", help="Channel for the headline numbers \\[default: settings].")
     ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the result JSON here ('-' for stdout).")
@@ -571,7 +573,7 @@ def eval_command(
     report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
     home: HomeOption = None,
 ) -> None:
-    """Measure retrieval on a benchmark-format dataset; the knowledge base is built once and reused.
+    """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
 
     Example: agentrag eval ../shared/data/musique --json musique.json --report musique.md
     """
@@ -641,8 +643,8 @@ def eval_command(
 @app.command()
 @friendly_errors
 def serve(
-    host: Annotated[str | None, typer.Option("--host", help="Interface to listen on [default: 127.0.0.1].")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port [default: 8000].", min=1, max=65535)] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Interface to listen on \\[default: 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port \\[default: 8000].", min=1, max=65535)] = None,
     home: HomeOption = None,
 ) -> None:
     """Run the HTTP service: REST API, streaming answers, OpenAI-compatible chat, and the web page at /.
