@@ -149,6 +149,7 @@ class KnowledgeBase:
     def delete(self, doc_id: str) -> None:
         if not self.store.delete_document(doc_id):
             raise DocumentNotFound(f"no document {doc_id!r} in knowledge base {self.name!r}")
+        self.store.save_derived()
 
     # ------------------------------------------------------------------ reads
 

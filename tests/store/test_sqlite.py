@@ -215,3 +215,23 @@ def test_opening_with_another_embedder_is_a_clear_error(tmp_path: Path) -> None:
 def test_fts_query_syntax_in_user_text_is_harmless(store: SQLiteStore) -> None:
     put(store, "a", ['he said "near" OR not AND x*'])
     assert store.search_bm25(['"near"', "or", "and", "x*", "NOT"], 5) is not None
+
+
+def test_the_bm25_index_is_compacted_after_writes_and_stays_correct(store: SQLiteStore) -> None:
+    def segments() -> int:
+        # FTS5 keeps one `_idx` row per segment and term-prefix page; fewer rows, fewer places to look.
+        return int(store._con.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
+
+    for i in range(30):
+        put(store, f"d{i}", [f"document number {i} talks about glaciers", f"and river {i} flows south"])
+    assert segments() > 1
+    store.save_derived()  # a bulk load: everything merged into one segment
+    assert segments() == 1
+    put(store, "d3", ["document three now talks about volcanoes"])
+    store.save_derived()  # a small change: incremental merging only
+    store._con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
+    hits = store.search_bm25(tokenize("volcanoes"), 5)
+    assert [store.get_chunks([k])[0].doc_id for k, _ in hits] == ["d3"]
+    rivers = store.search_bm25(tokenize("river"), 60)
+    assert len(rivers) == 29
+    assert "d3" not in {store.get_chunks([k])[0].doc_id for k, _ in rivers}, "no stale chunk after the merge"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,10 @@ from agentrag.text.tokenize import tokenize_query
 from agentrag.types import Channel, ChannelScore, Hit, SearchFilter
 
 log = logging.getLogger(__name__)
+
+# Runs the BM25 channel beside the dense one. Shared by every retriever of the process; BM25 calls are
+# short (milliseconds), so a few workers keep up with many concurrent searches.
+_CHANNEL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-bm25")
 
 
 class Retriever:
@@ -66,17 +71,27 @@ class Retriever:
         flt: SearchFilter | None = None,
         query_vector: npt.NDArray[np.float32] | None = None,
     ) -> dict[str, ChannelResult]:
-        """Raw per-channel results (keys and scores, best first), with dense feedback in hybrid mode."""
+        """Raw per-channel results (keys and scores, best first), with dense feedback in hybrid mode.
+
+        In hybrid mode BM25 runs in a worker thread while this one embeds the query and scans the vectors:
+        SQLite and numpy both release the GIL, so the two channels overlap on two cores."""
         out: dict[str, ChannelResult] = {}
-        if channel in ("hybrid", "bm25"):
-            out["bm25"] = self.store.search_bm25(tokenize_query(query), depth, flt, self.settings.title_weight)
-        if channel in ("hybrid", "dense"):
-            vector = query_vector if query_vector is not None else self.embed_query(query)
-            out["dense"] = self.store.search_dense(vector, depth, flt)
-            if channel == "hybrid" and self.settings.feedback_docs > 0:
-                feedback = self._feedback(vector, self.fuse(out), depth, flt)
-                if feedback:
-                    out["feedback"] = feedback
+        tokens = tokenize_query(query) if channel in ("hybrid", "bm25") else []
+        if channel == "bm25":
+            out["bm25"] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+            return out
+        bm25: Future[ChannelResult] | None = None
+        if channel == "hybrid":
+            bm25 = _CHANNEL_POOL.submit(self.store.search_bm25, tokens, depth, flt, self.settings.title_weight)
+        vector = query_vector if query_vector is not None else self.embed_query(query)
+        dense = self.store.search_dense(vector, depth, flt)
+        if bm25 is not None:
+            out["bm25"] = bm25.result()  # a BM25 error is raised here, in the caller's thread
+        out["dense"] = dense
+        if channel == "hybrid" and self.settings.feedback_docs > 0:
+            feedback = self._feedback(vector, self.fuse(out), depth, flt)
+            if feedback:
+                out["feedback"] = feedback
         return out
 
     def _feedback(
