@@ -344,6 +344,9 @@ def main() -> None:
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
     parser.add_argument("--answer-limit", type=int, default=None, help="first N queries for the answer runs")
     parser.add_argument("--skip-retrieval", action="store_true", help="reuse bench-out/<set>.all.json")
+    parser.add_argument(
+        "--reuse-answers", action="store_true", help="reuse bench-out/<set>.answers.json from an --answers run"
+    )
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -376,12 +379,18 @@ def main() -> None:
         + (" --answers" if args.answers else "")
         + (f" --answer-limit {args.answer_limit}" if args.answer_limit else "")
         + (" --skip-retrieval" if args.skip_retrieval else "")
+        + (" --reuse-answers" if args.reuse_answers else "")
         + f"` on {dt.date.today().isoformat()}, "
         f"on {machine()}. Peer rows are copied from `{args.peers or args.data / 'PEERS.md'}` (same machine type, "
         "same data; produced by `../shared/bench/peers.py`)."
         + (
             " Retrieval rows are reused from the last full run (`bench-out/SET.all.json`, same code for retrieval)."
             if args.skip_retrieval
+            else ""
+        )
+        + (
+            " Answer rows are reused from the last `--answers` run (`bench-out/SET.answers.json`)."
+            if args.reuse_answers
             else ""
         ),
         "",
@@ -423,7 +432,7 @@ def main() -> None:
         lines += section(set_name, results, peers.get(set_name, {}))
     lines += ["Variants: " + "; ".join(f"**{n}** = {d}" for n, _, d in VARIANTS) + ".", ""]
     answer_sets = {s: args.out / f"{s}.answers.json" for s in all_results}
-    answer_sets = {s: p for s, p in answer_sets.items() if p.exists()}
+    answer_sets = {s: p for s, p in answer_sets.items() if p.exists() and (args.answers or args.reuse_answers)}
     if answer_sets:
         lines += answers_section({s: json.loads(p.read_text()) for s, p in answer_sets.items()})
     ingest_json = args.out / "ingest.json"

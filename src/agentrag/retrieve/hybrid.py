@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -33,6 +34,29 @@ _CHANNEL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-b
 # Below this vector-scan time (a moving average) the thread hand-off costs more than the overlap saves:
 # measured on 2 cores, overlapping won 0.5 ms on 9.4k exact vectors and lost 0.3 ms on 1.4k.
 _OVERLAP_MIN_MS = 0.4
+
+
+class _InFlight:
+    """Counts the searches running in this process: overlapping channels only helps when cores are idle,
+    so under concurrent load (the service) every search runs its channels one after the other."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def alone(self) -> bool:
+        return self._count <= 1
+
+
+_searching = _InFlight()
 
 
 class Retriever:
@@ -88,16 +112,17 @@ class Retriever:
             return out
         vector = query_vector if query_vector is not None else self.embed_query(query)
         bm25: Future[ChannelResult] | None = None
-        if channel == "hybrid":
-            if self._dense_ms >= _OVERLAP_MIN_MS:
-                bm25 = _CHANNEL_POOL.submit(self.store.search_bm25, tokens, depth, flt, self.settings.title_weight)
-            else:
-                out["bm25"] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
-        started = time.perf_counter()
-        dense = self.store.search_dense(vector, depth, flt)
-        self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.perf_counter() - started) * 1000
-        if bm25 is not None:
-            out["bm25"] = bm25.result()  # a BM25 error is raised here, in the caller's thread
+        with _searching:
+            if channel == "hybrid":
+                if self._dense_ms >= _OVERLAP_MIN_MS and _searching.alone():
+                    bm25 = _CHANNEL_POOL.submit(self.store.search_bm25, tokens, depth, flt, self.settings.title_weight)
+                else:
+                    out["bm25"] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+            started = time.perf_counter()
+            dense = self.store.search_dense(vector, depth, flt)
+            self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.perf_counter() - started) * 1000
+            if bm25 is not None:
+                out["bm25"] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out["dense"] = dense
         if channel == "hybrid" and self.settings.feedback_docs > 0:
             feedback = self._feedback(vector, self.fuse(out), depth, flt)
