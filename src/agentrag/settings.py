@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,8 +21,10 @@ from pydantic_settings import (
 )
 
 from agentrag.errors import ConfigError
+from agentrag.layout import Layout
+from agentrag.vocab import Channel, LLMRole
 
-SETTINGS_FILE = "agentrag.toml"
+log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
 # pipeline id differs are re-indexed on the next ingest, and eval knowledge bases are rebuilt.
 INDEX_FORMAT = "1"
@@ -72,7 +75,7 @@ class EmbedderSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    channel: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    channel: Channel = Channel.HYBRID
     top_k: int = Field(10, ge=1, le=1000)
     candidates: int = Field(50, ge=1, le=5000, description="Hits each channel contributes before fusion.")
     fusion: Literal["rrf", "weighted_rrf", "score"] = Field(
@@ -102,7 +105,10 @@ class RerankSettings(_Section):
     timeout_s: float = Field(30.0, gt=0)
 
 
-LLMRole = Literal["router", "planner", "grader", "rewriter", "sufficiency", "synthesizer", "summarizer", "agent"]
+# Role names an earlier release accepted, and why they are gone.
+RETIRED_ROLES = {
+    "sufficiency": "the agent role decides when enough has been found (its DONE reply names what is missing)",
+}
 
 
 class LLMSettings(_Section):
@@ -127,6 +133,16 @@ class LLMSettings(_Section):
     json_mode: Literal["json_schema", "json_object", "none"] = Field(
         "json_schema", description="How structured output is requested; 'none' relies on the prompt alone."
     )
+
+    @field_validator("role_models", mode="before")
+    @classmethod
+    def _retired_roles(cls, value: Any) -> Any:
+        """Roles that no longer exist are dropped with a warning, so an older settings file keeps working."""
+        if isinstance(value, dict):
+            for role in RETIRED_ROLES.keys() & value.keys():
+                log.warning("llm.role_models.%s is ignored: %s", role, RETIRED_ROLES[role])
+            value = {k: v for k, v in value.items() if k not in RETIRED_ROLES}
+        return value
 
     @property
     def configured(self) -> bool:
@@ -203,7 +219,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         home = init_settings().get("home") or os.environ.get("AGENTRAG_HOME") or ".agentrag"
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=Path(home) / SETTINGS_FILE)
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=Layout(Path(home)).settings_file)
         return (init_settings, env_settings, toml)
 
     def index_fingerprint(self) -> str:

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentrag.vocab import TraceStep
+
 log = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 300
@@ -27,7 +29,7 @@ class TraceEvent(BaseModel):
     trace_id: str
     seq: int
     ts: float
-    step: str = Field(description="route, plan, search, grade, rewrite, sufficiency, synthesize, cite, fallback, ...")
+    step: TraceStep
     round: int = 0
     decision: str = ""
     reason: str = ""
@@ -66,7 +68,7 @@ class Tracer:
 
     def emit(
         self,
-        step: str,
+        step: TraceStep,
         *,
         round: int = 0,
         decision: str = "",

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Channel = Literal["hybrid", "bm25", "dense"]
+# Re-exported, so the nouns and the vocabularies they use come from one import.
+from agentrag.vocab import Channel as Channel
+from agentrag.vocab import Grade as Grade
+from agentrag.vocab import StopReason as StopReason
 
 
 class Block(BaseModel):
@@ -151,11 +154,6 @@ class IngestReport(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------ answers
-
-Mode = Literal["direct", "single", "iterative", "agent"]
-StopReason = Literal["answered", "budget", "no_evidence", "fallback", "error"]
-Grade = Literal["correct", "ambiguous", "incorrect"]
-
 
 class SubQuery(BaseModel):
     """One focused search the planner asks for; `intent` says what it should establish."""

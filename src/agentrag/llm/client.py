@@ -22,7 +22,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentrag.cache import Cache, cache_key
 from agentrag.errors import ConfigError, LLMError, LLMOutputError, LLMTimeout, LLMUnavailable
 from agentrag.llm.tokens import TokenMeter, estimate_message_tokens, estimate_tokens
-from agentrag.settings import LLMRole, LLMSettings
+from agentrag.settings import LLMSettings
+from agentrag.vocab import LLMRole
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ class LLMClient:
         knowledge base can never bring back an answer written from the old content."""
         if not settings.configured:
             raise ConfigError("no LLM configured: set OPENAI_BASE_URL or OPENAI_API_KEY (or llm.* in agentrag.toml)")
-        for role in get_args(LLMRole):
+        for role in LLMRole:
             settings.model_for(role)  # a missing model is a configuration error now, not at the first question
         self.settings = settings
         self.endpoint = (settings.base_url or OPENAI_BASE_URL).rstrip("/")

@@ -1,0 +1,94 @@
+"""Every closed vocabulary of agentrag, defined once.
+
+The CLI's choices, the HTTP service's request models, the settings' validation, the trace and the answer
+contract all derive from these enums; nothing else spells their values. They are `StrEnum`s, so a member
+compares equal to its string, serialises as it in JSON, and validates from it in pydantic models.
+
+Adding a member is the whole change for a vocabulary whose values are data (a preset is also a TOML file
+in `agentrag/presets/`; a mode is also a module in `agentrag/agent/modes/`: see there).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+
+class Channel(StrEnum):
+    """What a search runs: both channels fused, or one of them alone."""
+
+    HYBRID = "hybrid"
+    BM25 = "bm25"
+    DENSE = "dense"
+
+
+class Ranking(StrEnum):
+    """The per-hit rankings that fusion combines (`Hit.channels` keys)."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    FEEDBACK = "feedback"  # the dense search repeated with the query moved toward its best hits
+
+
+class Mode(StrEnum):
+    """How a question is answered. Every member but AUTO is a module `agentrag.agent.modes.<value>`."""
+
+    AUTO = "auto"  # the router picks one of the others
+    DIRECT = "direct"  # no retrieval (chit-chat, questions about the assistant)
+    SINGLE = "single"  # retrieve once, answer
+    ITERATIVE = "iterative"  # retrieve, grade, relax, rewrite, retry (corrective RAG)
+    AGENT = "agent"  # plan sub-queries, search, follow bridges; with an LLM, a tool-calling loop
+
+
+class Preset(StrEnum):
+    """Named budgets; each is the file `agentrag/presets/<value>.toml`."""
+
+    FAST = "fast"
+    BALANCED = "balanced"
+    THOROUGH = "thorough"
+
+
+class StopReason(StrEnum):
+    """Why answering stopped: derived once per question from what happened (see `agent.run.Outcome`)."""
+
+    ANSWERED = "answered"
+    BUDGET = "budget"  # a budget ran out and the answer was written from what had been found
+    NO_EVIDENCE = "no_evidence"  # nothing usable was found
+    FALLBACK = "fallback"  # an LLM role failed and its model-free stand-in answered
+    ERROR = "error"  # answering failed: an apology with the trace id
+
+
+class LLMRole(StrEnum):
+    """The jobs an LLM can be given; each may have its own model (`llm.role_models`)."""
+
+    ROUTER = "router"
+    PLANNER = "planner"
+    GRADER = "grader"
+    REWRITER = "rewriter"
+    SYNTHESIZER = "synthesizer"
+    SUMMARIZER = "summarizer"
+    AGENT = "agent"
+
+
+class TraceStep(StrEnum):
+    """The steps a trace event can record."""
+
+    MEMORY = "memory"
+    REWRITE = "rewrite"
+    ROUTE = "route"
+    PLAN = "plan"
+    SEARCH = "search"
+    GRADE = "grade"
+    SUFFICIENCY = "sufficiency"
+    AGENT = "agent"
+    TOOL = "tool"
+    BUDGET = "budget"
+    SYNTHESIZE = "synthesize"
+    CITE = "cite"
+    FALLBACK = "fallback"
+    ERROR = "error"
+    DONE = "done"
+
+
+# Passage grades stay a Literal: they never reach a command line or a request model.
+Grade = Literal["correct", "ambiguous", "incorrect"]
