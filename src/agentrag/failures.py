@@ -51,4 +51,3 @@ class FailureLog:
                 if kb is None or row.get("kb") == kb:
                     rows.append(row)
         return rows[-limit:]
-

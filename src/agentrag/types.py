@@ -155,6 +155,7 @@ class IngestReport(BaseModel):
 
 # ------------------------------------------------------------------------------------------ answers
 
+
 class SubQuery(BaseModel):
     """One focused search the planner asks for; `intent` says what it should establish."""
 

@@ -10,26 +10,23 @@ import threading
 import time
 import tomllib
 from importlib.resources import files
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrag.errors import ConfigError
 from agentrag.llm.tokens import TokenMeter
-
-PresetName = Literal["fast", "balanced", "thorough"]
-PRESETS: tuple[str, ...] = ("fast", "balanced", "thorough")
+from agentrag.vocab import Preset
 
 
 class ContextSplit(BaseModel):
-    """How the synthesizer's context window is shared (fractions of `context_tokens`)."""
+    """How the synthesizer's context window is shared (fractions of `context_tokens`); the rest is left for
+    the instructions and the question."""
 
     model_config = ConfigDict(extra="forbid")
 
-    system: float = 0.1
-    history: float = 0.15
-    evidence: float = 0.65
-    tools: float = 0.1
+    history: float = Field(0.15, ge=0, le=1, description="The conversation so far.")
+    evidence: float = Field(0.65, ge=0, le=1, description="The numbered passages.")
 
 
 class Budget(BaseModel):
@@ -55,9 +52,12 @@ class Budget(BaseModel):
 
 
 def load_preset(name: str, overrides: dict[str, Any] | None = None) -> Budget:
-    if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r} (choose one of: {', '.join(PRESETS)})")
-    data = tomllib.loads((files("agentrag") / "presets" / f"{name}.toml").read_text(encoding="utf-8"))
+    """The named preset (`agentrag/presets/<name>.toml`) with `overrides` applied field by field."""
+    try:
+        preset = Preset(name)
+    except ValueError:
+        raise ConfigError(f"unknown preset {name!r} (choose one of: {', '.join(Preset)})") from None
+    data = tomllib.loads((files("agentrag") / "presets" / f"{preset.value}.toml").read_text(encoding="utf-8"))
     try:
         return Budget(**{**data, **(overrides or {})})
     except ValueError as exc:

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
-from agentrag.errors import LLMError
-from agentrag.llm.tokens import TokenMeter
+from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
 from agentrag.types import Evidence, Grade
-
-if TYPE_CHECKING:
-    from agentrag.llm.client import LLMClient
+from agentrag.vocab import LLMRole
 
 GRADE_ORDER: dict[Grade, int] = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 
@@ -134,10 +130,13 @@ def _quoted(text: str) -> str:
     return text.replace("<passage", "‹passage").replace("</passage", "‹/passage")
 
 
-def grade_with_llm(
-    question: str, evidence: list[Evidence], llm: LLMClient, timeout_s: float, meter: TokenMeter | None = None
-) -> bool:
-    """Ask the LLM about the borderline passages (in place). False when the call failed."""
+def grade_borderline(question: str, evidence: list[Evidence], call: LLMCall | None) -> Decided[bool]:
+    """Ask the LLM about the passages the score cut left `ambiguous` (in place); the score grades stand
+    when no LLM may be called or the call fails."""
+    return llm_or_rules(call, lambda c: _llm_grades(question, evidence, c), lambda: False)
+
+
+def _llm_grades(question: str, evidence: list[Evidence], call: LLMCall) -> bool:
     borderline = [e for e in evidence if e.grade == "ambiguous"]
     if not borderline:
         return True
@@ -145,19 +144,16 @@ def grade_with_llm(
         f'<passage id="{i}" title="{e.chunk.title}">\n{_quoted(e.chunk.text[:1200])}\n</passage>'
         for i, e in enumerate(borderline, start=1)
     )
-    try:
-        out = llm.structured(
-            [
-                {"role": "system", "content": GRADER_PROMPT},
-                {"role": "user", "content": f"Question: {question}\n\n{blocks}"},
-            ],
-            _Judgements,
-            role="grader",
-            timeout_s=timeout_s,
-            meter=meter,
-        )
-    except LLMError:
-        return False
+    out = call.client.structured(
+        [
+            {"role": "system", "content": GRADER_PROMPT},
+            {"role": "user", "content": f"Question: {question}\n\n{blocks}"},
+        ],
+        _Judgements,
+        role=LLMRole.GRADER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
     for judgement in out.grades:
         if 1 <= judgement.id <= len(borderline):
             item = borderline[judgement.id - 1]

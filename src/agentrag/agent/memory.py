@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agentrag.errors import ConfigError, LLMError
+from agentrag.agent.roles import LLMCall, llm_or_rules
+from agentrag.errors import ConfigError
 from agentrag.llm.tokens import TokenMeter, estimate_tokens, truncate_to_tokens
 from agentrag.text.sentences import split_sentences
+from agentrag.vocab import LLMRole
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
@@ -76,23 +78,23 @@ Reply with the new summary only."""
 
 def summarise(summary: str, turns: list[Turn], llm: LLMClient | None, meter: TokenMeter | None) -> str:
     plain = " ".join(f"Q: {t.question} A: {_first_sentence(t.answer)}" for t in turns)
-    if llm is not None:
-        try:
-            response = llm.chat(
-                [
-                    {"role": "system", "content": SUMMARY_PROMPT},
-                    {"role": "user", "content": f"Summary so far: {summary or '(none)'}\n\nNew turns: {plain}"},
-                ],
-                role="summarizer",
-                timeout_s=10.0,
-                meter=meter,
-            )
-            if response.content.strip():
-                return response.content.strip()
-        except LLMError:
-            pass
-    combined = f"{summary} {plain}".strip()
-    return combined[-1500:]
+    call = LLMCall(llm, 10.0, meter or TokenMeter()) if llm is not None else None
+    return llm_or_rules(
+        call, lambda c: _llm_summary(summary, plain, c), lambda: f"{summary} {plain}".strip()[-1500:]
+    ).value
+
+
+def _llm_summary(summary: str, plain: str, call: LLMCall) -> str:
+    response = call.client.chat(
+        [
+            {"role": "system", "content": SUMMARY_PROMPT},
+            {"role": "user", "content": f"Summary so far: {summary or '(none)'}\n\nNew turns: {plain}"},
+        ],
+        role=LLMRole.SUMMARIZER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
+    return response.content.strip()
 
 
 class ConversationStore:

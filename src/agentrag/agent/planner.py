@@ -9,19 +9,15 @@ best passages name but the question does not. With an LLM, the planner writes th
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agentrag.errors import LLMError
-from agentrag.llm.tokens import TokenMeter
+from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import CJK_RANGES, has_cjk, tokenize_query
 from agentrag.types import Evidence, SubQuery
-
-if TYPE_CHECKING:
-    from agentrag.llm.client import LLMClient
+from agentrag.vocab import LLMRole
 
 # ------------------------------------------------------------------------------------- comparisons
 
@@ -192,7 +188,7 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
 # ------------------------------------------------------------------------------------- with an LLM
 
 
-class Plan(BaseModel):
+class PlanReply(BaseModel):
     subqueries: list[SubQuery] = Field(min_length=1, max_length=5)
 
 
@@ -224,25 +220,26 @@ Each query gets an "intent": what it must establish. Reply with JSON only.
 
 Examples:
 """ + "\n".join(
-    f"Q: {q}\n" + Plan(subqueries=[SubQuery(query=a, intent=b) for a, b in subs]).model_dump_json()
+    f"Q: {q}\n" + PlanReply(subqueries=[SubQuery(query=a, intent=b) for a, b in subs]).model_dump_json()
     for q, subs in _EXAMPLES
 )
 
 
-def llm_plan(
-    question: str, llm: LLMClient, max_subqueries: int, timeout_s: float, meter: TokenMeter | None = None
-) -> list[SubQuery] | None:
-    """The LLM's plan, or None when it failed (the caller falls back to `rule_plan`)."""
-    try:
-        plan = llm.structured(
-            [{"role": "system", "content": PLANNER_PROMPT}, {"role": "user", "content": f"Q: {question}"}],
-            Plan,
-            role="planner",
-            timeout_s=timeout_s,
-            meter=meter,
-        )
-    except LLMError:
-        return None
+def plan(question: str, call: LLMCall | None, max_subqueries: int) -> Decided[list[SubQuery]]:
+    """The LLM's plan when one may be called and it gives one; the rules' plan otherwise."""
+    return llm_or_rules(
+        call, lambda c: _llm_plan(question, c, max_subqueries), lambda: rule_plan(question, max_subqueries)
+    )
+
+
+def _llm_plan(question: str, call: LLMCall, max_subqueries: int) -> list[SubQuery]:
+    plan = call.client.structured(
+        [{"role": "system", "content": PLANNER_PROMPT}, {"role": "user", "content": f"Q: {question}"}],
+        PlanReply,
+        role=LLMRole.PLANNER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
     seen: set[str] = set()
     out: list[SubQuery] = []
     for sub in plan.subqueries:
@@ -250,4 +247,4 @@ def llm_plan(
         if key and key not in seen:
             seen.add(key)
             out.append(sub)
-    return out[:max_subqueries] or None
+    return out[:max_subqueries]

@@ -10,16 +10,12 @@ searched by meaning) plus paraphrases when the first search found nothing good.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agentrag.errors import LLMError
-from agentrag.llm.tokens import TokenMeter
+from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.text.tokenize import has_cjk, tokenize_query
-
-if TYPE_CHECKING:
-    from agentrag.llm.client import LLMClient
+from agentrag.vocab import LLMRole
 
 _FILLER = re.compile(
     r"^\s*(please|pls|can you|could you|would you|tell me|i want to know|i'd like to know|do you know|"
@@ -73,22 +69,24 @@ Resolve references (it, that, 它, 这个) using the conversation, drop filler a
 numbers and codes exactly, keep the user's language. Reply with JSON only: {"query": "..."}"""
 
 
-def llm_standalone(
-    question: str, history: str, llm: LLMClient, timeout_s: float, meter: TokenMeter | None = None
-) -> str | None:
-    try:
-        out = llm.structured(
-            [
-                {"role": "system", "content": REWRITE_PROMPT},
-                {"role": "user", "content": f"Conversation:\n{history}\n\nLast message: {question}"},
-            ],
-            _Standalone,
-            role="rewriter",
-            timeout_s=timeout_s,
-            meter=meter,
-        )
-    except LLMError:
-        return None
+def standalone(question: str, history: str, previous_questions: list[str], call: LLMCall | None) -> Decided[str]:
+    """A follow-up as a standalone search query: the LLM's rewrite when it gives one, the rules' otherwise."""
+    return llm_or_rules(
+        call, lambda c: _llm_standalone(question, history, c), lambda: rule_standalone(question, previous_questions)
+    )
+
+
+def _llm_standalone(question: str, history: str, call: LLMCall) -> str:
+    out = call.client.structured(
+        [
+            {"role": "system", "content": REWRITE_PROMPT},
+            {"role": "user", "content": f"Conversation:\n{history}\n\nLast message: {question}"},
+        ],
+        _Standalone,
+        role=LLMRole.REWRITER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
     return out.query.strip()
 
 
@@ -105,16 +103,22 @@ EXPAND_PROMPT = """A document search for the question below found nothing useful
 Reply with JSON only."""
 
 
-def llm_expand(question: str, llm: LLMClient, timeout_s: float, meter: TokenMeter | None = None) -> list[str]:
-    """HyDE passage plus paraphrases, as extra search queries; empty when the call failed."""
-    try:
-        out = llm.structured(
-            [{"role": "system", "content": EXPAND_PROMPT}, {"role": "user", "content": question}],
-            _Expansion,
-            role="rewriter",
-            timeout_s=timeout_s,
-            meter=meter,
-        )
-    except LLMError:
-        return []
+def expand(question: str, call: LLMCall | None) -> Decided[list[str]]:
+    """More queries after a poor search: HyDE passage plus paraphrases from the LLM, else the keywords alone."""
+
+    def keywords() -> list[str]:
+        variant = keyword_variant(question)
+        return [variant] if variant else []
+
+    return llm_or_rules(call, lambda c: _llm_expand(question, c), keywords)
+
+
+def _llm_expand(question: str, call: LLMCall) -> list[str]:
+    out = call.client.structured(
+        [{"role": "system", "content": EXPAND_PROMPT}, {"role": "user", "content": question}],
+        _Expansion,
+        role=LLMRole.REWRITER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
     return [q for q in [out.hypothetical_passage, *out.paraphrases] if q.strip()]

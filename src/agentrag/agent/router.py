@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentrag.errors import LLMError
-from agentrag.llm.tokens import TokenMeter
-
-if TYPE_CHECKING:
-    from agentrag.llm.client import LLMClient
+from agentrag.agent.roles import LLMCall, llm_or_rules
+from agentrag.vocab import LLMRole
 
 Kind = Literal["none", "simple", "complex"]
 # Why a question is complex decides the work: comparisons split, multi-hop questions follow bridges.
@@ -112,21 +109,20 @@ ROUTER_PROMPT = """You classify questions for a document question-answering assi
 Answer with JSON only."""
 
 
-def route(
-    question: str, llm: LLMClient | None = None, timeout_s: float = 10.0, meter: TokenMeter | None = None
-) -> Route:
+def route(question: str, call: LLMCall | None = None) -> Route:
     """Rules first; the LLM only where the rules are unsure and one is configured."""
     decided = rule_route(question)
-    if decided.sure or llm is None:
+    if decided.sure:
         return decided
-    try:
-        out = llm.structured(
-            [{"role": "system", "content": ROUTER_PROMPT}, {"role": "user", "content": question}],
-            _LLMRoute,
-            role="router",
-            timeout_s=timeout_s,
-            meter=meter,
-        )
-    except LLMError:
-        return decided
+    return llm_or_rules(call, lambda c: _llm_route(question, c), lambda: decided).value
+
+
+def _llm_route(question: str, call: LLMCall) -> Route:
+    out = call.client.structured(
+        [{"role": "system", "content": ROUTER_PROMPT}, {"role": "user", "content": question}],
+        _LLMRoute,
+        role=LLMRole.ROUTER,
+        timeout_s=call.timeout_s,
+        meter=call.meter,
+    )
     return Route(out.kind, out.reason, sure=True, by="llm", cue="bridge" if out.kind == "complex" else "")

@@ -1,112 +1,124 @@
 """The synthesizer: the answer, from numbered passages, with `[n]` on every claim.
 
-Context goes to the model as numbered blocks, each with its source, heading path and date, quoted as
-data. The context is assembled under a token budget: passages that do not fit whole are compressed to
-their most relevant sentences (marked with "[…]"), never cut mid-sentence, and the least relevant are
-dropped last; both are recorded in the trace.
-
-Model-free, the extractive synthesizer picks the best sentences for the question and each sub-query, with
-maximal marginal relevance for diversity, and cites each one. Sources that disagree (same statement,
-different numbers, different documents) are put side by side with their dates.
+Context goes to the model as numbered blocks (see context.py), each with its source, heading path and date,
+quoted as data. When the LLM may be called it writes the answer, streamed; when it may not, or fails, the
+extractive synthesizer picks the best sentences for the question and each sub-query, with maximal marginal
+relevance for diversity, and cites each one. Sources that disagree (same statement, different numbers,
+different documents) are put side by side with their dates.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentrag.agent.citations import attach_markers
-from agentrag.llm.tokens import TokenMeter, estimate_tokens
+from agentrag.agent.context import ELLIPSIS, Context, block_header, build_context
+from agentrag.agent.context import compress as compress
+from agentrag.agent.roles import LLMCall, llm_or_rules
+from agentrag.agent.run import Draft, Run
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
-from agentrag.types import Chunk, Evidence, SubQuery
+from agentrag.types import Evidence, SubQuery
+from agentrag.vocab import LLMRole, StopReason, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
+    from agentrag.llm.types import ChatMessage
 
-ELLIPSIS = "[…]"
+__all__ = ["ELLIPSIS", "ExtractiveSynthesizer", "Synthesizer", "build_context", "compress", "synthesizer_messages"]
+
 _NUMBER = re.compile(r"\d[\d,.]*")
 
 
-@dataclass(frozen=True, slots=True)
-class ContextBlock:
-    n: int
-    evidence: Evidence
-    text: str  # possibly compressed
-    compressed: bool
+def nothing_found(question: str) -> str:
+    return (
+        "知识库中没有找到能回答这个问题的内容。"
+        if has_cjk(question)
+        else "Nothing in the knowledge base answers this question."
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
-    blocks: list[ContextBlock]
-    dropped: int
-    tokens: int
+class Synthesizer:
+    """Writes the run's answer from its evidence: with the LLM when one is given, else extractively."""
 
-    @property
-    def chunks(self) -> list[Chunk]:
-        return [b.evidence.chunk for b in self.blocks]
+    def __init__(self, extractive: ExtractiveSynthesizer | None = None) -> None:
+        self.extractive = extractive or ExtractiveSynthesizer()
 
+    def draft(self, run: Run, evidence: list[Evidence], llm: LLMClient | None) -> Draft:
+        if run.outcome.stop_reason == StopReason.NO_EVIDENCE and not evidence:
+            return Draft(nothing_found(run.question))
+        budget = run.tracker.budget
+        usable = [e for e in evidence if e.grade != "incorrect"] or evidence
+        context = build_context(
+            usable, run.question, int(budget.context_tokens * budget.context_split.evidence), budget.evidence_k
+        )
+        run.tracer.emit(
+            TraceStep.SYNTHESIZE,
+            decision=f"{len(context.blocks)} passages",
+            reason=f"{context.dropped} dropped, {sum(b.compressed for b in context.blocks)} compressed",
+            message="writing the answer",
+            tokens=context.tokens,
+        )
+        call = LLMCall(llm, run.tracker.llm_timeout(), run.meter) if llm is not None else None
+        written = llm_or_rules(call, lambda c: self._with_llm(run, context, c), lambda: None)
+        if written.llm_failed:
+            run.tracer.emit(
+                TraceStep.FALLBACK,
+                decision="extractive answer",
+                reason=f"synthesizer failed: {written.failure}",
+                message="the model failed; answering extractively",
+            )
+            run.outcome.fell_back = True
+        text = written.value or self._extractive(run, context)
+        return Draft(text, context, evidence)
 
-def _header(n: int, chunk: Chunk) -> str:
-    parts = [chunk.title or chunk.source.rsplit("/", 1)[-1]]
-    if chunk.heading and chunk.heading != chunk.title:
-        parts.append(chunk.heading)
-    if chunk.page:
-        parts.append(f"p.{chunk.page}")
-    if chunk.date:
-        parts.append(chunk.date.isoformat())
-    parts.append(chunk.source.rsplit("/", 1)[-1])
-    return f"[{n}] " + " · ".join(parts)
+    def _with_llm(self, run: Run, context: Context, call: LLMCall) -> str | None:
+        missing = list(run.plan.missing)
+        if run.outcome.stop_reason == StopReason.NO_EVIDENCE:
+            missing.append(
+                "(no passage clearly answers the question: say so first, then what the closest passages say)"
+            )
+        if run.outcome.stop_reason == StopReason.BUDGET:
+            missing.append("(the search budget ran out: answer from these passages and say what is still missing)")
+        started = time.perf_counter()
+        parts: list[str] = []
+        for delta in call.client.stream(
+            synthesizer_messages(run.question, context, missing, run.history, run.user_facts),
+            role=LLMRole.SYNTHESIZER,
+            timeout_s=call.timeout_s,
+            meter=call.meter,
+        ):
+            parts.append(delta)
+            if run.on_token is not None:
+                run.on_token(delta)
+        run.tracer.emit(
+            TraceStep.SYNTHESIZE,
+            decision="llm",
+            ms=(time.perf_counter() - started) * 1000,
+            preview="".join(parts)[:300],
+        )
+        return "".join(parts).strip() or None
 
-
-def compress(text: str, query: str, max_tokens: int) -> str:
-    """Keep the sentences most relevant to the query, in their original order, joined by "[…]" gaps."""
-    sentences = split_sentences(text)
-    if not sentences:
+    def _extractive(self, run: Run, context: Context) -> str:
+        weak = run.outcome.stop_reason == StopReason.NO_EVIDENCE
+        text = self.extractive.answer(run.question, run.plan.all_queries(), context, run.plan.missing, weak=weak)
+        if run.on_token is not None:
+            for piece in _pieces(text):
+                run.on_token(piece)
         return text
-    wanted = set(tokenize_query(query))
-    ranked = sorted(range(len(sentences)), key=lambda i: -len(wanted & set(tokenize(sentences[i]))))
-    keep: set[int] = set()
-    used = 0
-    for i in ranked:
-        cost = estimate_tokens(sentences[i])
-        if used + cost > max_tokens and keep:
-            continue
-        keep.add(i)
-        used += cost
-    out: list[str] = []
-    for i in range(len(sentences)):
-        if i in keep:
-            out.append(sentences[i])
-        elif out and out[-1] != ELLIPSIS:
-            out.append(ELLIPSIS)
-    joiner = "" if has_cjk(text) else " "
-    return joiner.join(out)
 
 
-def build_context(evidence: list[Evidence], question: str, max_tokens: int, max_passages: int) -> Context:
-    """Numbered blocks under a token budget: whole passages first, then compressed, then dropped."""
-    blocks: list[ContextBlock] = []
-    used = 0
-    candidates = evidence[:max_passages]
-    for i, item in enumerate(candidates):
-        text = item.chunk.text
-        cost = estimate_tokens(text) + 20
-        compressed = False
-        if used + cost > max_tokens:
-            room = max_tokens - used - 20
-            if room < 60:
-                return Context(blocks, dropped=len(candidates) - i, tokens=used)
-            text = compress(text, f"{question} {item.found_by}", room)
-            cost = estimate_tokens(text) + 20
-            compressed = True
-        blocks.append(ContextBlock(n=len(blocks) + 1, evidence=item, text=text, compressed=compressed))
-        used += cost
-    return Context(blocks, dropped=0, tokens=used)
+def _pieces(text: str) -> list[str]:
+    """Split an extractive answer into streamable pieces (words, or a few CJK characters)."""
+    if has_cjk(text):
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
+    words = text.split(" ")
+    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
 
 
 # ------------------------------------------------------------------------------------------ with an LLM
@@ -131,8 +143,8 @@ def _quoted(text: str) -> str:
 
 def synthesizer_messages(
     question: str, context: Context, missing: list[str], history: str = "", user_facts: list[str] | None = None
-) -> list[dict[str, str]]:
-    blocks = "\n\n".join(f"{_header(b.n, b.evidence.chunk)}\n<<<\n{_quoted(b.text)}\n>>>" for b in context.blocks)
+) -> list[ChatMessage]:
+    blocks = "\n\n".join(f"{block_header(b.n, b.evidence.chunk)}\n<<<\n{_quoted(b.text)}\n>>>" for b in context.blocks)
     notes = ""
     if missing:
         notes = "\nSearches that found nothing relevant (say so in the answer):\n" + "\n".join(
@@ -146,20 +158,6 @@ def synthesizer_messages(
         {"role": "system", "content": SYNTHESIZER_PROMPT},
         {"role": "user", "content": f"{convo}Passages:\n\n{blocks}\n{notes}\nQuestion: {question}"},
     ]
-
-
-def llm_answer_stream(
-    llm: LLMClient,
-    question: str,
-    context: Context,
-    missing: list[str],
-    history: str,
-    timeout_s: float,
-    meter: TokenMeter | None,
-) -> Iterator[str]:
-    yield from llm.stream(
-        synthesizer_messages(question, context, missing, history), role="synthesizer", timeout_s=timeout_s, meter=meter
-    )
 
 
 # ------------------------------------------------------------------------------------------ model-free
@@ -269,11 +267,7 @@ class ExtractiveSynthesizer:
                 f"知识库中没有找到关于“{item}”的内容。" if zh else f"Nothing in the knowledge base says: {item}."
             )
         if not parts:
-            return (
-                "知识库中没有找到能回答这个问题的内容。"
-                if zh
-                else "Nothing in the knowledge base answers this question."
-            )
+            return nothing_found(question)
         return ("" if zh else " ").join(parts)
 
     def _mmr(
@@ -288,6 +282,3 @@ class ExtractiveSynthesizer:
             if score > best_score:
                 best, best_score = c, score
         return best
-
-
-StreamCallback = Callable[[str], None]

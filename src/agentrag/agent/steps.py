@@ -1,0 +1,176 @@
+"""The steps every mode composes: search, grade, plan, rewrite, synthesize.
+
+Each step spends from the run's budget (the LLM only while `can_call_llm` leaves the calls it must keep
+back), updates the run's state, and records one trace event saying what it decided and why. The roles
+behind them (planner, grader, rewriter, synthesizer) choose between their LLM and model-free versions
+themselves (`roles.llm_or_rules`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from agentrag.agent import planner, rewriter
+from agentrag.agent.grader import GradeCut, grade_borderline, grade_by_score
+from agentrag.agent.memory import Conversation
+from agentrag.agent.roles import LLMCall
+from agentrag.agent.run import Draft, Run
+from agentrag.agent.synthesizer import Synthesizer
+from agentrag.retrieve.hybrid import Retriever
+from agentrag.types import Evidence, Hit, SubQuery
+from agentrag.vocab import TraceStep
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
+
+RETRIEVE_K = 20  # hits per search; the evidence handed on is ranked over all of them
+BORDERLINE_K = 8  # passages the LLM grader looks at
+
+
+class Steps:
+    def __init__(
+        self,
+        retriever: Retriever,
+        llm: LLMClient | None,
+        *,
+        cut: GradeCut,
+        synthesizer: Synthesizer,
+        kb_name: str,
+        count_documents: Callable[[], int],
+    ) -> None:
+        self.retriever = retriever
+        self.llm = llm
+        self.cut = cut
+        self.synthesizer = synthesizer
+        self.kb_name = kb_name
+        self.count_documents = count_documents
+
+    # ------------------------------------------------------------------------------------------ the LLM
+
+    def llm_client(self, run: Run, reserve: int = 1) -> LLMClient | None:
+        """The LLM, if one is configured and the budget allows one more call beyond `reserve`."""
+        if self.llm is not None and run.tracker.can_call_llm(reserve=reserve):
+            return self.llm
+        return None
+
+    def llm_call(self, run: Run, reserve: int = 1) -> LLMCall | None:
+        """One role call's worth of LLM, or None (then the role's rules decide)."""
+        client = self.llm_client(run, reserve)
+        return LLMCall(client, run.tracker.llm_timeout(), run.meter) if client is not None else None
+
+    # ------------------------------------------------------------------------------------------ retrieval
+
+    def embed(self, run: Run, query: str) -> npt.NDArray[np.float32]:
+        if query not in run.vectors:
+            run.vectors[query] = self.retriever.embed_query(query)
+        return run.vectors[query]
+
+    def grade(self, run: Run, query: str, found: list[Evidence], cut: GradeCut | None = None) -> None:
+        """Grade by score (in place) against the query that found the passages."""
+        if not found:
+            return
+        vectors = self.retriever.store.get_vectors([e.hit.key for e in found])
+        if len(vectors) == len(found):
+            grade_by_score(query, self.embed(run, query), found, vectors, cut or self.cut)
+
+    def search(self, run: Run, query: str, round_: int) -> list[Evidence]:
+        """One retrieval call: graded evidence added to the pool (nothing when the budget is spent)."""
+        if not run.tracker.can_retrieve():
+            return []
+        run.tracker.spend_retrieval()
+        started = time.perf_counter()
+        hits = self.retriever.search(query, RETRIEVE_K, query_vector=self.embed(run, query))
+        found = self.absorb(run, hits, query, round_)
+        counts = {g: sum(1 for e in found if e.grade == g) for g in ("correct", "ambiguous", "incorrect")}
+        run.tracer.emit(
+            TraceStep.SEARCH,
+            round=round_,
+            decision=f"{len(found)} hits",
+            reason=f"graded {counts}",
+            message=f"searching, round {round_}: {query}",
+            args={"query": query},
+            preview=" | ".join(e.chunk.title for e in found[:5]),
+            ms=(time.perf_counter() - started) * 1000,
+        )
+        return found
+
+    def absorb(self, run: Run, hits: list[Hit], query: str, round_: int) -> list[Evidence]:
+        """Hits of a search (ours or the agent model's tool call), graded and merged into the pool."""
+        found = [Evidence(hit=h, found_by=query, round=round_) for h in hits]
+        self.grade(run, query, found)
+        run.evidence.absorb(found)
+        return found
+
+    def read_chunk(self, chunk_id: str) -> Hit | None:
+        found = self.retriever.store.get_chunk_by_id(chunk_id)
+        if found is None:
+            return None
+        key, chunk = found
+        return Hit(chunk=chunk, score=0.0, rank=1, key=key)
+
+    # ------------------------------------------------------------------------------------------ roles
+
+    def grade_borderline(self, run: Run, question: str, evidence: list[Evidence]) -> None:
+        """The LLM's judgement on the passages the score cut left ambiguous, when there are any."""
+        head = evidence[:BORDERLINE_K]
+        call = self.llm_call(run, reserve=1)
+        if call is None or not any(e.grade == "ambiguous" for e in head):
+            return
+        started = time.perf_counter()
+        decided = grade_borderline(question, head, call)
+        graded = decided.by == "llm"
+        run.tracer.emit(
+            TraceStep.GRADE,
+            decision="llm" if graded else "kept score grades",
+            reason="borderline passages sent to the LLM" if graded else "LLM grading failed",
+            message="checking borderline passages",
+            ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def plan(self, run: Run) -> list[SubQuery]:
+        decided = planner.plan(run.search_query, self.llm_call(run, reserve=2), run.tracker.budget.max_subqueries)
+        by = "llm" if decided.by == "llm" else "rules (LLM plan failed)" if decided.llm_failed else "rules"
+        run.tracer.emit(
+            TraceStep.PLAN,
+            decision=f"{len(decided.value)} sub-queries",
+            reason=f"planned by {by}",
+            message="planning: " + "; ".join(s.query for s in decided.value),
+            args={"subqueries": [s.model_dump() for s in decided.value]},
+        )
+        return decided.value
+
+    def rewrites(self, run: Run) -> list[str]:
+        """New queries after a search that found nothing good (never one already tried)."""
+        tried = run.evidence.queries() | {run.search_query}
+        decided = rewriter.expand(run.search_query, self.llm_call(run, reserve=1))
+        queries = [q for q in decided.value if q not in tried][:3]
+        run.tracer.emit(
+            TraceStep.REWRITE,
+            decision=f"{len(queries)} new queries",
+            reason="no passage passed the grader",
+            message="rewriting the query",
+            args={"queries": queries},
+        )
+        return queries
+
+    def standalone(self, run: Run, conversation: Conversation) -> str:
+        """The follow-up question as a standalone search query."""
+        decided = rewriter.standalone(
+            run.question, run.history, conversation.previous_questions(), self.llm_call(run, reserve=2)
+        )
+        run.tracer.emit(
+            TraceStep.REWRITE,
+            decision="standalone",
+            reason=f"follow-up resolved by {decided.by}",
+            message=f"rewriting the follow-up: {decided.value}",
+            args={"query": decided.value},
+        )
+        return decided.value
+
+    def synthesize(self, run: Run, evidence: list[Evidence], use_llm: bool = True) -> Draft:
+        return self.synthesizer.draft(run, evidence, self.llm_client(run, reserve=0) if use_llm else None)
