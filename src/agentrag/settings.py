@@ -22,7 +22,7 @@ from pydantic_settings import (
 
 from agentrag.errors import ConfigError
 from agentrag.layout import Layout
-from agentrag.vocab import Channel, LLMRole
+from agentrag.vocab import Channel, JsonMode, LLMRole
 
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
@@ -130,7 +130,7 @@ class LLMSettings(_Section):
     max_output_tokens: int = Field(1024, ge=16, description="Upper bound on tokens per completion.")
     timeout_s: float = Field(20.0, gt=0, description="Per call; the question's wall-time budget caps it further.")
     max_retries: int = Field(2, ge=0, description="Retries with backoff on 429, 5xx and connection errors.")
-    json_mode: Literal["json_schema", "json_object", "none"] = Field(
+    json_mode: JsonMode = Field(
         "json_schema", description="How structured output is requested; 'none' relies on the prompt alone."
     )
 

@@ -90,5 +90,8 @@ class TraceStep(StrEnum):
     DONE = "done"
 
 
+# How structured output is requested from an endpoint (`llm.json_mode`, and what the endpoint turns out to accept).
+JsonMode = Literal["json_schema", "json_object", "none"]
+
 # Passage grades stay a Literal: they never reach a command line or a request model.
 Grade = Literal["correct", "ambiguous", "incorrect"]

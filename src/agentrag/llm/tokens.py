@@ -13,10 +13,14 @@ import json
 import math
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentrag.text.sentences import split_sentences
+
+if TYPE_CHECKING:
+    from agentrag.llm.types import ChatMessage, ToolSpec
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3190-\u31ff"
@@ -38,7 +42,7 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / _CHARS_PER_TOKEN)
 
 
-def estimate_message_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+def estimate_message_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None = None) -> int:
     """Estimated prompt tokens of a chat request: every message's text and tool calls, plus the tool schemas."""
     total = 0
     for message in messages:
@@ -48,10 +52,13 @@ def estimate_message_tokens(messages: list[dict[str, Any]], tools: list[dict[str
             total += estimate_tokens(content)
         elif isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    total += estimate_tokens(part["text"])
-        for call in message.get("tool_calls") or ():
-            total += estimate_tokens(json.dumps(call, ensure_ascii=False))
+                text = part.get("text") if isinstance(part, dict) else None
+                if isinstance(text, str):
+                    total += estimate_tokens(text)
+        calls = message.get("tool_calls")  # only assistant turns have them
+        if isinstance(calls, list):
+            for call in calls:
+                total += estimate_tokens(json.dumps(call, ensure_ascii=False))
     if tools:
         total += estimate_tokens(json.dumps(tools, ensure_ascii=False))
     return total
