@@ -20,6 +20,10 @@ class LoadError(AgentragError):
         self.reason = reason
 
 
+class StoreError(AgentragError):
+    """A knowledge base's files cannot be used as they are (written by a newer agentrag, or damaged)."""
+
+
 class EmbedderMismatchError(AgentragError):
     """The knowledge base was built with another embedding model than the one configured."""
 

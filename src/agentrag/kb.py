@@ -28,16 +28,15 @@ from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
 from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
+from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
-from agentrag.store.sqlite import SQLiteStore
+from agentrag.store.base import Store, StoreStats, make_store
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-STORE_FILE = "store.sqlite"
-FAILURES_FILE = "failures.jsonl"
 
 _embedders: dict[str, Embedder] = {}
 _embedders_lock = threading.Lock()
@@ -75,23 +74,18 @@ def validate_kb_name(name: str) -> str:
     return name
 
 
-def kb_root(home: Path) -> Path:
-    return home / "kbs"
-
-
 def list_knowledge_bases(home: Path | str) -> list[str]:
-    root = kb_root(Path(home))
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / STORE_FILE).exists())
+    return Layout(Path(home)).knowledge_bases()
 
 
 class KnowledgeBase:
-    def __init__(self, name: str, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, name: str, settings: Settings, embedder: Embedder | None = None, *, search_cache: bool = True
+    ) -> None:
         self.name = validate_kb_name(name)
         self.settings = settings
-        self.path = kb_root(settings.home) / name
-        self.store = SQLiteStore(self.path / STORE_FILE, settings.store)
+        self.path = Layout(settings.home).kb_dir(name)
+        self.store: Store = make_store(settings.store, Layout(settings.home).kb_dir(name))
         self.embedder = embedder or shared_embedder(settings.embedder)
         self._bound = False
         self._assistant: Assistant | None = None
@@ -101,7 +95,7 @@ class KnowledgeBase:
             settings.retrieval,
             make_reranker(settings.rerank),
             settings.rerank.top_n,
-            cache=shared_cache(settings),
+            cache=shared_cache(settings) if search_cache else None,
             namespace=str(self.path.resolve()),
         )
 
@@ -113,16 +107,18 @@ class KnowledgeBase:
         settings: Settings | None = None,
         create: bool = True,
         embedder: Embedder | None = None,
+        search_cache: bool = True,
     ) -> KnowledgeBase:
+        """`search_cache=False`: searches never come from (or go into) the shared cache, as when measuring."""
         settings = settings or load_settings(home)
         if home is not None and Path(home) != settings.home:
             settings = settings.model_copy(update={"home": Path(home)})
         validate_kb_name(name)
-        if not create and not (kb_root(settings.home) / name / STORE_FILE).exists():
+        if not create and not Layout(settings.home).store_file(name).exists():
             known = list_knowledge_bases(settings.home)
             hint = f" (known: {', '.join(known)})" if known else " (run `agentrag ingest` first)"
             raise KnowledgeBaseNotFound(f"no knowledge base {name!r} in {settings.home}{hint}")
-        return cls(name, settings, embedder)
+        return cls(name, settings, embedder, search_cache=search_cache)
 
     def _bind(self) -> None:
         """Check (or record) the embedding model before anything touches vectors."""
@@ -143,13 +139,13 @@ class KnowledgeBase:
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
         report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root)
-        self.store.save_derived()
+        self.store.optimize()
         return report
 
     def delete(self, doc_id: str) -> None:
         if not self.store.delete_document(doc_id):
             raise DocumentNotFound(f"no document {doc_id!r} in knowledge base {self.name!r}")
-        self.store.save_derived()
+        self.store.optimize()
 
     # ------------------------------------------------------------------ reads
 
@@ -181,6 +177,10 @@ class KnowledgeBase:
             raise DocumentNotFound(f"no chunk {chunk_id!r} in knowledge base {self.name!r}")
         return found[1]
 
+    def stats(self) -> StoreStats:
+        """Documents, chunks, index generation, embedding model and size of this knowledge base."""
+        return self.store.stats()
+
     # ------------------------------------------------------------------ answers
 
     @property
@@ -190,7 +190,7 @@ class KnowledgeBase:
             self._bind()
             from agentrag.llm.client import make_llm  # the openai SDK loads only when answering
 
-            home = self.settings.home
+            layout = Layout(self.settings.home)
             self._assistant = Assistant(
                 self.retriever,
                 make_llm(
@@ -199,8 +199,8 @@ class KnowledgeBase:
                     cache_scope=lambda: f"{self.path.resolve()}@{self.store.generation}",
                 ),
                 kb_name=self.name,
-                trace_dir=home / "traces" / self.name,
-                failures_path=home / FAILURES_FILE,
+                trace_dir=layout.traces(self.name),
+                failures_path=layout.failures,
                 count_documents=lambda: self.store.stats().documents,
             )
         return self._assistant

@@ -147,7 +147,7 @@ def test_ann_index_is_used_past_the_threshold_and_survives_reopen(tmp_path: Path
     assert store.stats().dense_index == "ann"
     key, _ = store.search_dense(unit(1200), 1)[0]
     assert store.get_chunks([key])[0].doc_id == "d12"
-    store.save_derived()
+    store.optimize()
     saved = list(path.parent.glob("dense-g*.usearch"))
     assert len(saved) == 1
     store.close()
@@ -169,7 +169,7 @@ def test_a_damaged_ann_file_is_rebuilt_from_the_database(tmp_path: Path) -> None
     store.bind_embedder("test-model", DIM)
     for i in range(12):
         put(store, f"d{i}", [f"text {i}"], seed=i)
-    store.save_derived()
+    store.optimize()
     store.close()
     for f in path.parent.glob("dense-g*.usearch"):
         f.write_bytes(b"garbage")
@@ -225,10 +225,10 @@ def test_the_bm25_index_is_compacted_after_writes_and_stays_correct(store: SQLit
     for i in range(30):
         put(store, f"d{i}", [f"document number {i} talks about glaciers", f"and river {i} flows south"])
     assert segments() > 1
-    store.save_derived()  # a bulk load: everything merged into one segment
+    store.optimize()  # a bulk load: everything merged into one segment
     assert segments() == 1
     put(store, "d3", ["document three now talks about volcanoes"])
-    store.save_derived()  # a small change: incremental merging only
+    store.optimize()  # a small change: incremental merging only
     store._con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
     hits = store.search_bm25(tokenize("volcanoes"), 5)
     assert [store.get_chunks([k])[0].doc_id for k, _ in hits] == ["d3"]

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from agentrag.embed.base import Embedder
+from agentrag.layout import Layout
 
 # Statements about oneself, in English and Chinese. The whole sentence is kept as the fact.
 _SELF_STATEMENT = re.compile(
@@ -48,11 +49,12 @@ def extract_facts(message: str) -> list[str]:
 
 
 class FactStore:
-    """Facts with their vectors in `<home>/memory.sqlite`."""
+    """Facts with their vectors in the data directory's memory database (`Layout.memory_db`)."""
 
     def __init__(self, home: Path, embedder: Embedder) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(home / "memory.sqlite", check_same_thread=False, isolation_level=None)
+        path = Layout(home).memory_db
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(
             "CREATE TABLE IF NOT EXISTS facts(fact_id TEXT PRIMARY KEY, owner TEXT NOT NULL, text TEXT NOT NULL, "

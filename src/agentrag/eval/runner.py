@@ -18,13 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from agentrag.embed.base import Embedder
 from agentrag.eval.data import Dataset, load_dataset
 from agentrag.eval.metrics import contains, exact_match, f1, recall_curve, retrieval_metrics
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
-from agentrag.types import Channel, IngestStatus
+from agentrag.types import IngestStatus
+from agentrag.vocab import Channel, Mode, Preset
 
-CHANNELS: tuple[Channel, ...] = ("bm25", "dense", "hybrid")
+CHANNELS: tuple[Channel, ...] = (Channel.BM25, Channel.DENSE, Channel.HYBRID)
 # Chunks requested per query: enough that 20 distinct passages survive the chunk-to-passage mapping.
 CHUNK_DEPTH = 60
 PASSAGE_DEPTH = 20
@@ -69,10 +71,10 @@ def build_or_reuse(
     passages = dataset.corpus_size()
     if record_path.exists():
         record = json.loads(record_path.read_text())
-        if record.get("complete") and kb.store.stats().documents >= record.get("documents", passages):
+        if record.get("complete") and kb.stats().documents >= record.get("documents", passages):
             return {**record, "reused": True}
     report = kb.ingest([dataset.corpus_path], progress=progress)
-    stored = kb.store.stats()
+    stored = kb.stats()
     record = {
         "passages": passages,
         "documents": stored.documents,
@@ -97,7 +99,7 @@ def run_retrieval(
     t0 = time.perf_counter()
     vectors = kb.embedder.embed_queries(texts) if texts else np.zeros((0, kb.embedder.dim), dtype=np.float32)
     embed_s = time.perf_counter() - t0
-    runs: dict[str, ChannelRun] = {c: ChannelRun() for c in channels}
+    runs: dict[str, ChannelRun] = {c.value: ChannelRun() for c in channels}
     warm = dataset.queries[:3]
     for channel in channels:  # warm caches (SQLite pages, the dense matrix) like any long-running service
         for i, q in enumerate(warm):
@@ -106,8 +108,8 @@ def run_retrieval(
         for channel in channels:
             started = time.perf_counter()
             hits = kb.search(q.text, CHUNK_DEPTH, channel, query_vector=vectors[i])
-            runs[channel].latencies_ms.append((time.perf_counter() - started) * 1000)
-            runs[channel].rankings[q.qid] = list(dict.fromkeys(h.chunk.doc_id for h in hits))[:PASSAGE_DEPTH]
+            runs[channel.value].latencies_ms.append((time.perf_counter() - started) * 1000)
+            runs[channel.value].rankings[q.qid] = list(dict.fromkeys(h.chunk.doc_id for h in hits))[:PASSAGE_DEPTH]
         if progress is not None:
             progress(i + 1)
     embed_stats = {"query_embed_batch_qps": round(len(texts) / embed_s, 1) if embed_s > 0 else None}
@@ -123,8 +125,8 @@ class AnswerRun:
 def run_answers(
     kb: KnowledgeBase,
     dataset: Dataset,
-    mode: str,
-    preset: str,
+    mode: Mode,
+    preset: Preset,
     progress: Callable[[int], None] | None = None,
 ) -> AnswerRun:
     """Ask every query; the retrieval block is computed from the evidence each answer actually used."""
@@ -183,31 +185,42 @@ def _answer_blocks(run: AnswerRun) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def run_eval(
     dataset_dir: Path | str,
-    kb_factory: Callable[[str], KnowledgeBase],
     settings: Settings,
-    embedder_name: str,
+    embedder: Embedder,
+    *,
     limit: int | None = None,
     channel: Channel | None = None,
     ingest_progress: Callable[[IngestStatus], None] | None = None,
     query_progress: Callable[[int], None] | None = None,
     task: str = "retrieval",
-    mode: str = "auto",
-    preset: str = "balanced",
+    mode: Mode = Mode.AUTO,
+    preset: Preset = Preset.BALANCED,
 ) -> EvalRun:
+    """Build (or reuse) the dataset's knowledge base in `settings.home` and measure `task` on it.
+
+    The knowledge base is opened without the search cache: every search is measured, never a cache hit.
+    """
     dataset = load_dataset(dataset_dir, limit)
-    kb_name = eval_kb_name(dataset, settings, embedder_name)
-    kb = kb_factory(kb_name)
-    kb.retriever.cache = None  # measure retrieval itself, never a cache hit
-    try:
+    kb_name = eval_kb_name(dataset, settings, embedder.name)
+    with KnowledgeBase.open(kb_name, settings=settings, embedder=embedder, search_cache=False) as kb:
         ingest = build_or_reuse(kb, dataset, ingest_progress)
         if task == "answer":
-            answers = run_answers(kb, dataset, mode, preset, query_progress)
-            return _answer_result(dataset, kb_name, ingest, answers, settings, mode, preset)
-        main_channel: Channel = channel or settings.retrieval.channel
+            answers = run_answers(kb, dataset, Mode(mode), Preset(preset), query_progress)
+            return _answer_result(dataset, kb_name, ingest, answers, settings, Mode(mode), Preset(preset))
         runs, embed_stats = run_retrieval(kb, dataset, CHANNELS, query_progress)
-    finally:
-        kb.close()
+    main_channel = Channel(channel or settings.retrieval.channel).value
+    return _retrieval_result(dataset, kb_name, ingest, runs, embed_stats, settings, main_channel)
 
+
+def _retrieval_result(
+    dataset: Dataset,
+    kb_name: str,
+    ingest: dict[str, Any],
+    runs: dict[str, ChannelRun],
+    embed_stats: dict[str, float | None],
+    settings: Settings,
+    main_channel: str,
+) -> EvalRun:
     per_channel: dict[str, dict[str, float]] = {}
     per_query: list[dict[str, Any]] = []
     by_type: dict[str, dict[str, list[dict[str, float]]]] = {}
@@ -225,7 +238,6 @@ def run_eval(
         per_channel[name]["latency_ms_p95"] = round(_percentile(run.latencies_ms, 95) or 0.0, 3)
 
     main = per_channel[main_channel]
-    main_run = runs[main_channel]
     result: dict[str, Any] = {
         "dataset": dataset.name,
         "queries": len(dataset.queries),
@@ -238,11 +250,7 @@ def run_eval(
             "latency_ms_p50": main["latency_ms_p50"],
             "latency_ms_p95": main["latency_ms_p95"],
         },
-        "ingest": {
-            "passages": ingest["passages"],
-            "seconds": ingest["seconds"],
-            "passages_per_s": ingest["passages_per_s"],
-        },
+        "ingest": {k: ingest[k] for k in ("passages", "seconds", "passages_per_s")},
         "details": {
             "task": "retrieval",
             "channel": main_channel,
@@ -250,31 +258,28 @@ def run_eval(
             "ingest_reused": ingest["reused"],
             "chunks": ingest.get("chunks"),
             "channels": per_channel,
-            "by_type": {
-                ch: {
-                    t: {k: round(v, 4) for k, v in _mean_metrics(rows).items()} | {"n": len(rows)}
-                    for t, rows in types.items()
-                }
-                for ch, types in by_type.items()
-            },
+            "by_type": {ch: _by_type(types) for ch, types in by_type.items()},
             "latency_note": "per query, inside the store, query embedding excluded",
-            "recall_curves": {
-                name: [
-                    round(v, 4)
-                    for v in np.mean(
-                        [recall_curve(run.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries], axis=0
-                    ).tolist()
-                ]
-                if dataset.queries
-                else []
-                for name, run in runs.items()
-            },
+            "recall_curves": {name: _recall_curve(dataset, run.rankings) for name, run in runs.items()},
             **embed_stats,
             "settings": settings.retrieval.model_dump(),
-            "queries_total_ms": round(sum(main_run.latencies_ms), 1),
+            "queries_total_ms": round(sum(runs[main_channel].latencies_ms), 1),
         },
     }
     return EvalRun(dataset=dataset, kb_name=kb_name, result=result, channels=runs, per_query=per_query)
+
+
+def _by_type(types: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Mean metrics per question type, with how many questions each has."""
+    return {t: {k: round(v, 4) for k, v in _mean_metrics(rows).items()} | {"n": len(rows)} for t, rows in types.items()}
+
+
+def _recall_curve(dataset: Dataset, rankings: dict[str, list[str]]) -> list[float]:
+    """Mean Recall@k for k = 1..20 over the dataset's queries (empty without queries)."""
+    if not dataset.queries:
+        return []
+    curves = [recall_curve(rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries]
+    return [round(v, 4) for v in np.mean(curves, axis=0).tolist()]
 
 
 def _answer_result(
@@ -283,8 +288,8 @@ def _answer_result(
     ingest: dict[str, Any],
     answers: AnswerRun,
     settings: Settings,
-    mode: str,
-    preset: str,
+    mode: Mode,
+    preset: Preset,
 ) -> EvalRun:
     rows = [retrieval_metrics(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries]
     retrieval = {k: round(v, 4) for k, v in _mean_metrics(rows).items()}
@@ -308,8 +313,8 @@ def _answer_result(
         "ingest": {k: ingest[k] for k in ("passages", "seconds", "passages_per_s")},
         "details": {
             "task": "answer",
-            "mode": mode,
-            "preset": preset,
+            "mode": mode.value,
+            "preset": preset.value,
             "llm": settings.llm.model if settings.llm.configured else None,
             "knowledge_base": kb_name,
             "ingest_reused": ingest["reused"],
@@ -317,18 +322,9 @@ def _answer_result(
             "modes_used": modes,
             "stop_reasons": stops,
             "latency_ms_mean": round(statistics.fmean(latencies), 1) if latencies else None,
-            "by_type": {
-                t: {k: round(v, 4) for k, v in _mean_metrics(rs).items()} | {"n": len(rs)} for t, rs in by_type.items()
-            },
+            "by_type": _by_type(by_type),
             "retrieval_note": "ranked from the evidence handed to the synthesizer, across all rounds",
-            "recall_curves": {
-                f"{mode} mode evidence": [
-                    round(v, 4)
-                    for v in np.mean(
-                        [recall_curve(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries], axis=0
-                    ).tolist()
-                ]
-            }
+            "recall_curves": {f"{mode.value} mode evidence": _recall_curve(dataset, answers.rankings)}
             if dataset.queries
             else {},
             "settings": settings.retrieval.model_dump(),

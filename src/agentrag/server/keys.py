@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentrag.kb import validate_kb_name
+from agentrag.layout import Layout
 
 KEY_PREFIX = "ar_"
 
@@ -48,11 +49,15 @@ def _hash(secret: str) -> str:
 
 
 class KeyStore:
-    """Keys in `<home>/keys.sqlite`; safe to share between the server's threads."""
+    """Keys in the data directory's key database (`Layout.keys_db`); safe to share between the server's threads.
+
+    Usable as a context manager, which closes it.
+    """
 
     def __init__(self, home: Path) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(home / "keys.sqlite", check_same_thread=False, isolation_level=None)
+        path = Layout(home).keys_db
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(_SCHEMA)
         self._lock = threading.Lock()
@@ -114,3 +119,9 @@ class KeyStore:
 
     def close(self) -> None:
         self._con.close()
+
+    def __enter__(self) -> KeyStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -65,9 +65,9 @@ def resolve_upload(filename: str, data: bytes) -> str:
     return f"{name}.{'html' if kind == 'html' else 'txt'}"
 
 
-def upload_path(root: Path, kb: str, filename: str) -> Path:
-    """Where an upload lives: always inside `root/kb`, whatever the name tried."""
-    folder = (root / kb).resolve()
+def upload_path(folder: Path, filename: str) -> Path:
+    """Where an upload lives: always inside `folder` (a knowledge base's `Layout.uploads`), whatever the name tried."""
+    folder = folder.resolve()
     path = (folder / filename).resolve()
     if not path.is_relative_to(folder):
         raise LoadError(filename, "invalid file name")

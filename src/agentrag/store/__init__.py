@@ -1,6 +1,21 @@
-"""Storage backends behind the `Store` protocol: the embedded SQLite store (default)."""
+"""Storage backends behind the `Store` protocol: the embedded SQLite store (default), built by `make_store`."""
 
-from agentrag.store.base import Store
-from agentrag.store.sqlite import SQLiteStore
+from __future__ import annotations
 
-__all__ = ["SQLiteStore", "Store"]
+from typing import TYPE_CHECKING
+
+from agentrag.store.base import Store, make_store
+
+if TYPE_CHECKING:
+    from agentrag.store.sqlite import SQLiteStore
+
+__all__ = ["SQLiteStore", "Store", "make_store"]
+
+
+def __getattr__(name: str) -> object:
+    # A backend loads when it is used (`make_store`, or `from agentrag.store import SQLiteStore`), not with the package.
+    if name == "SQLiteStore":
+        from agentrag.store.sqlite import SQLiteStore
+
+        return SQLiteStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

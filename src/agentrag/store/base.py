@@ -9,11 +9,15 @@ everything above live outside, so the embedded SQLite store and the Milvus backe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from agentrag.errors import ConfigError
+from agentrag.layout import STORE_FILE
+from agentrag.settings import StoreSettings
 from agentrag.types import Chunk, Document, SearchFilter
 
 
@@ -109,4 +113,18 @@ class Store(Protocol):
         """The stored vectors of the keys, one row each, in the order given (missing keys are skipped)."""
         ...
 
+    def optimize(self) -> None:
+        """After a batch of writes: compact and persist whatever the backend derives from its data; cheap when
+        nothing changed."""
+        ...
+
     def close(self) -> None: ...
+
+
+def make_store(settings: StoreSettings, directory: Path) -> Store:
+    """The store of one knowledge base, keeping its files in `directory` (`Layout(home).kb_dir(name)`)."""
+    if settings.backend == "sqlite":
+        from agentrag.store.sqlite import SQLiteStore
+
+        return SQLiteStore(directory / STORE_FILE, settings)
+    raise ConfigError(f"store.backend: unknown backend {settings.backend!r}")

@@ -3,8 +3,8 @@
 Every write is one transaction that also bumps the generation and appends to the chunk change log.
 The dense index in memory (and the usearch file on disk, for large knowledge bases) is derived from
 the vectors table: it records the generation it reflects and catches up from the change log, or is
-rebuilt, whenever the database has moved on. A crash can therefore never leave a dense index that
-points at chunks the database does not have: the database is the only truth.
+rebuilt, whenever the database has moved on (see `derived`). A crash can therefore never leave a dense
+index that points at chunks the database does not have: the database is the only truth.
 """
 
 from __future__ import annotations
@@ -25,65 +25,10 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentState, IndexedChunk, StoreStats
-from agentrag.store.dense import DenseIndex, ExactIndex, UsearchIndex
+from agentrag.store.sqlite.derived import DerivedIndexes
+from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
+from agentrag.store.sqlite.schema import prepare, read_generation, read_meta
 from agentrag.types import Chunk, Document, SearchFilter
-
-SCHEMA_VERSION = "1"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents(
-    doc_id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    title TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    pipeline TEXT NOT NULL,
-    mtime REAL,
-    date TEXT,
-    tags TEXT NOT NULL DEFAULT '{}',
-    meta TEXT NOT NULL DEFAULT '{}',
-    n_chunks INTEGER NOT NULL,
-    chars INTEGER NOT NULL,
-    ingested_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
-CREATE INDEX IF NOT EXISTS documents_date ON documents(date);
-CREATE TABLE IF NOT EXISTS doc_tags(
-    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (doc_id, key)
-);
-CREATE INDEX IF NOT EXISTS doc_tags_kv ON doc_tags(key, value);
-CREATE TABLE IF NOT EXISTS chunks(
-    key INTEGER PRIMARY KEY AUTOINCREMENT,
-    chunk_id TEXT NOT NULL UNIQUE,
-    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    heading TEXT NOT NULL,
-    page INTEGER,
-    char_start INTEGER NOT NULL,
-    char_end INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
-CREATE TABLE IF NOT EXISTS vectors(
-    key INTEGER PRIMARY KEY REFERENCES chunks(key) ON DELETE CASCADE,
-    vector BLOB NOT NULL
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='ascii');
-CREATE TABLE IF NOT EXISTS chunk_log(
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    generation INTEGER NOT NULL,
-    key INTEGER NOT NULL,
-    added INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunk_log_generation ON chunk_log(generation);
-"""
-
-# A filter that leaves fewer chunks than this is searched exactly over the survivors.
-_SELECTIVE = 5000
 
 
 def _fts_query(tokens: list[str]) -> str:
@@ -99,20 +44,17 @@ class SQLiteStore:
         self._settings = settings or StoreSettings()
         self._lock = threading.RLock()
         self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=NORMAL")
-        self._con.execute("PRAGMA foreign_keys=ON")
-        self._con.execute("PRAGMA busy_timeout=30000")
-        with self._write():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._con.execute(statement)
-            self._con.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            self._con.execute("INSERT OR IGNORE INTO meta VALUES('generation', '0')")
-            self._con.execute("INSERT OR IGNORE INTO meta VALUES('created_at', ?)", (str(time.time()),))
-        self._dense: DenseIndex | None = None
-        self._dense_generation = -1
-        self._dim: int | None = None
+        try:
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.execute("PRAGMA foreign_keys=ON")
+            self._con.execute("PRAGMA busy_timeout=30000")
+            with self._write() as con:
+                prepare(con, self.path)
+        except BaseException:
+            self._con.close()
+            raise
+        self._derived = DerivedIndexes(self._con, self.path.parent, self._settings.ann_threshold, self._write)
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
         # document.
@@ -120,7 +62,6 @@ class SQLiteStore:
         self._read_con.execute("PRAGMA busy_timeout=30000")
         self._read_con.execute("PRAGMA query_only=1")
         self._read_lock = threading.Lock()
-        self._text_changes = 0  # FTS5 rows written since the last `save_derived`
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -136,18 +77,17 @@ class SQLiteStore:
             self._con.execute("COMMIT")
 
     def _meta(self, key: str) -> str | None:
-        row = self._con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return read_meta(self._con, key)
 
     def _bump(self, con: sqlite3.Connection) -> int:
-        generation = int(self._meta("generation") or 0) + 1
+        generation = read_generation(con) + 1
         con.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
         return generation
 
     @property
     def generation(self) -> int:
         with self._lock:
-            return int(self._meta("generation") or 0)
+            return read_generation(self._con)
 
     def bind_embedder(self, name: str, dim: int) -> None:
         with self._lock:
@@ -162,7 +102,7 @@ class SQLiteStore:
                     f"but {name} ({dim}-d) is configured. Configure the same embedder, or ingest into a new "
                     f"knowledge base (--kb NAME)."
                 )
-            self._dim = dim
+            self._derived.dim = dim
 
     def stats(self) -> StoreStats:
         with self._lock:
@@ -227,7 +167,7 @@ class SQLiteStore:
         if not keys:
             return
         con.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])
-        self._text_changes += len(keys)
+        self._derived.text_written(len(keys))
         con.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))  # vectors go by cascade
         con.executemany(
             "INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 0)", [(generation, k) for k in keys]
@@ -284,7 +224,7 @@ class SQLiteStore:
                     (key, " ".join(item.title_tokens), " ".join(item.body_tokens)),
                 )
                 con.execute("INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", (generation, key))
-            self._text_changes += len(chunks)
+            self._derived.text_written(len(chunks))
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None:
         with self._write() as con:
@@ -305,38 +245,6 @@ class SQLiteStore:
             con.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
             return True
 
-    # ------------------------------------------------------------------ filters
-
-    def _filter_sql(self, flt: SearchFilter) -> tuple[str, list[Any]]:
-        """A `SELECT key FROM chunks ...` statement for the chunks a filter allows."""
-        where: list[str] = []
-        args: list[Any] = []
-        if flt.doc_ids:
-            where.append(f"c.doc_id IN ({','.join('?' * len(flt.doc_ids))})")
-            args.extend(flt.doc_ids)
-        if flt.sources:
-            where.append("(" + " OR ".join("d.source GLOB ?" for _ in flt.sources) + ")")
-            args.extend(flt.sources)
-        for key, value in flt.tags.items():
-            where.append("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id=c.doc_id AND t.key=? AND t.value=?)")
-            args.extend([key, value])
-        if flt.date_from:
-            where.append("d.date >= ?")
-            args.append(flt.date_from.isoformat())
-        if flt.date_to:
-            where.append("d.date <= ?")
-            args.append(flt.date_to.isoformat())
-        sql = "SELECT c.key FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return sql, args
-
-    def _allowed_keys(self, flt: SearchFilter | None) -> npt.NDArray[np.int64] | None:
-        if flt is None or flt.is_empty():
-            return None
-        sql, args = self._filter_sql(flt)
-        return np.asarray([r[0] for r in self._con.execute(sql, args)], dtype=np.int64)
-
     # ------------------------------------------------------------------ search
 
     def search_bm25(
@@ -347,8 +255,8 @@ class SQLiteStore:
         sql = "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
         args: list[Any] = [title_weight, _fts_query(tokens)]
         if flt is not None and not flt.is_empty():
-            filter_sql, filter_args = self._filter_sql(flt)
-            sql += f" AND rowid IN ({filter_sql})"
+            allowed_sql, filter_args = filter_sql(flt)
+            sql += f" AND rowid IN ({allowed_sql})"
             args.extend(filter_args)
         sql += " ORDER BY s LIMIT ?"
         args.append(k)
@@ -359,11 +267,11 @@ class SQLiteStore:
 
     def search_dense(self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None) -> ChannelResult:
         with self._lock:
-            index = self._dense_index()
-            allowed = self._allowed_keys(flt)
+            index = self._derived.dense()
+            allowed = allowed_keys(self._con, flt)
             if allowed is not None and len(allowed) == 0:
                 return []
-            if allowed is not None and len(allowed) > _SELECTIVE and index.kind == "ann":
+            if allowed is not None and len(allowed) > SELECTIVE and index.kind == "ann":
                 # Broad filter on an ANN index: search deeper, then keep the allowed keys.
                 keys, scores = index.search(vector, k * 8)
                 mask = np.isin(keys, allowed)
@@ -372,116 +280,13 @@ class SQLiteStore:
                 keys, scores = index.search(vector, k, allowed)
         return [(int(a), float(b)) for a, b in zip(keys.tolist(), scores.tolist(), strict=True)]
 
-    # ------------------------------------------------------------------ dense index maintenance
+    # ------------------------------------------------------------------ derived indexes
 
-    def _ann_path(self, generation: int) -> Path:
-        return self.path.parent / f"dense-g{generation}.usearch"
-
-    def _load_vectors(self, keys: list[int] | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        dim = self._dim or int(self._meta("dim") or 0)
-        if keys is None:
-            rows = self._con.execute("SELECT key, vector FROM vectors ORDER BY key").fetchall()
-        else:
-            rows = []
-            for i in range(0, len(keys), 900):
-                part = keys[i : i + 900]
-                rows.extend(
-                    self._con.execute(
-                        f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(part))}) ORDER BY key",
-                        part,
-                    ).fetchall()
-                )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-        found = np.asarray([r[0] for r in rows], dtype=np.int64)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return found, matrix
-
-    def _dense_index(self) -> DenseIndex:
-        """The in-memory dense index, brought up to the database's generation."""
-        generation = self.generation
-        if self._dense is not None and self._dense_generation == generation:
-            return self._dense
-        dim = self._dim or int(self._meta("dim") or 384)
-        n_chunks = self._con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
-        want_ann = n_chunks > self._settings.ann_threshold
-        if self._dense is not None and (self._dense.kind == "ann") == want_ann:
-            self._catch_up(self._dense, self._dense_generation)
-        elif want_ann:
-            self._dense = self._open_ann(dim)
-        else:
-            exact = ExactIndex(dim)
-            keys, matrix = self._load_vectors()
-            exact.add(keys, matrix)
-            self._dense = exact
-        self._dense_generation = generation
-        return self._dense
-
-    def _catch_up(self, index: DenseIndex, since: int) -> None:
-        rows = self._con.execute(
-            "SELECT key, added FROM chunk_log WHERE generation > ? ORDER BY seq", (since,)
-        ).fetchall()
-        final: dict[int, int] = {}
-        for key, added in rows:
-            final[key] = added
-        removed = np.asarray([k for k, a in final.items() if not a], dtype=np.int64)
-        index.remove(removed)
-        keys, matrix = self._load_vectors([k for k, a in final.items() if a])
-        index.add(keys, matrix)
-
-    def _open_ann(self, dim: int) -> UsearchIndex:
-        """Load the newest saved ANN file that is not ahead of the database, catch up, save; else rebuild."""
-        generation = self.generation
-        index = UsearchIndex(dim)
-        saved = sorted(
-            (int(p.stem.split("-g")[1]), p) for p in self.path.parent.glob("dense-g*.usearch") if p.stem[7:].isdigit()
-        )
-        usable = [(g, p) for g, p in saved if g <= generation]
-        loaded = False
-        if usable:
-            g, path = usable[-1]
-            try:
-                index.load(path)
-                self._catch_up(index, g)
-                loaded = True
-            except Exception:  # a damaged cache file is rebuilt from the database, never trusted
-                index = UsearchIndex(dim)
-        if not loaded:
-            keys, matrix = self._load_vectors()
-            index.add(keys, matrix)
-        index.save(self._ann_path(generation))
-        for _, path in saved:
-            if path != self._ann_path(generation):
-                path.unlink(missing_ok=True)
-        return index
-
-    def save_derived(self) -> None:
+    def optimize(self) -> None:
         """After an ingest or delete: compact the BM25 index and persist the ANN index at the current
         generation, so searches and the next open stay fast."""
         with self._lock:
-            self._compact_text_index()
-            index = self._dense_index()
-            if isinstance(index, UsearchIndex):
-                path = self._ann_path(self._dense_generation)
-                if not path.exists():
-                    index.save(path)
-                    for old in self.path.parent.glob("dense-g*.usearch"):
-                        if old != path:
-                            old.unlink(missing_ok=True)
-
-    def _compact_text_index(self) -> None:
-        """Every FTS5 write adds index segments, and a query reads all of them. After a bulk load (10% of the
-        index or more) merge everything into one b-tree ('optimize': about 0.05 s for 10k chunks, and BM25
-        queries 15-20% faster); after a small change do a bounded amount of incremental merging."""
-        changes, self._text_changes = self._text_changes, 0
-        if changes == 0:
-            return
-        total = int(self._con.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        with self._write() as con:
-            if changes * 10 >= total:
-                con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
-            else:
-                con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('merge', 64)")
+            self._derived.optimize()
 
     # ------------------------------------------------------------------ chunk lookups
 
@@ -530,15 +335,6 @@ class SQLiteStore:
             rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.doc_id=? ORDER BY c.position", (doc_id,)).fetchall()
         return [self._chunk(r) for r in rows]
 
-    def chunk_doc_ids(self, keys: list[int]) -> dict[int, str]:
-        if not keys:
-            return {}
-        with self._lock:
-            rows = self._con.execute(
-                f"SELECT key, doc_id FROM chunks WHERE key IN ({','.join('?' * len(keys))})", keys
-            ).fetchall()
-        return {int(k): str(d) for k, d in rows}
-
     def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
         if not keys:
             return {}
@@ -550,10 +346,10 @@ class SQLiteStore:
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
-            cached = self._dense_index().vectors(keys)
+            cached = self._derived.dense().vectors(keys)
             if cached is not None:
                 return cached
-            found, matrix = self._load_vectors(keys)
+            found, matrix = self._derived.load_vectors(keys)
         row = {int(k): i for i, k in enumerate(found.tolist())}
         return matrix[[row[k] for k in keys if k in row]]
 

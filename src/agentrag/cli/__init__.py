@@ -1,0 +1,49 @@
+"""The `agentrag` command. Thin: it parses arguments and calls the Python API (`agentrag.kb`, `agentrag.session`).
+
+One module per group of commands, all registered here on one `typer.Typer` app, in the order `--help` lists them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from agentrag.cli import answers, docs, evaluate, info, ingest, search, service
+from agentrag.cli.common import err
+
+app = typer.Typer(
+    name="agentrag",
+    help=(
+        "Agentic RAG over your own documents, Chinese and English.\n\n"
+        'Start with:  agentrag ingest ./docs   then   agentrag search "your question"\n\n'
+        "Data lives in --home (default $AGENTRAG_HOME, else ./.agentrag); one home holds many knowledge "
+        "bases, picked with --kb (default 'default')."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(docs.docs_app, name="docs")
+app.add_typer(service.keys_app, name="keys")
+app.command()(ingest.ingest)
+app.command()(search.search)
+app.command()(answers.ask)
+app.command()(answers.chat)
+app.command()(answers.failures)
+app.command("eval")(evaluate.eval_command)
+app.command()(service.serve)
+app.command()(info.sample)
+app.command()(info.version)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+__all__ = ["app", "main"]

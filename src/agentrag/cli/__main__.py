@@ -1,0 +1,5 @@
+"""`python -m agentrag.cli ...`, as `agentrag ...`."""
+
+from agentrag.cli import main
+
+main()

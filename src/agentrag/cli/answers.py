@@ -1,0 +1,196 @@
+"""`agentrag ask`, `agentrag chat` and `agentrag failures`: answers with checked citations, and what went wrong."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from agentrag.agent.memory import Conversation
+from agentrag.cli.common import (
+    HomeOption,
+    JsonOption,
+    KbOption,
+    emit_json,
+    friendly_errors,
+    model_free_notice,
+    open_kb,
+    out,
+    print_progress,
+    settings_for,
+    snippet,
+)
+from agentrag.failures import FailureLog
+from agentrag.kb import KnowledgeBase
+from agentrag.layout import Layout
+from agentrag.session import LOCAL_OWNER, Sessions
+from agentrag.types import Answer
+from agentrag.vocab import Mode, Preset
+
+MODE_HELP = (
+    "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
+)
+
+
+def print_answer(answer: Answer) -> None:
+    out.print(escape(answer.answer), highlight=False)
+    if answer.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in answer.citations:
+            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
+            heading = f" · {c.heading}" if c.heading else ""
+            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
+            out.print(f"      [dim]“{escape(snippet(c.quote, 200))}”[/]", highlight=False)
+    if answer.unsupported:
+        out.print(
+            f"\n[yellow]{len(answer.unsupported)} sentence(s) could not be matched to a source and are marked.[/]"
+        )
+    u = answer.usage
+    out.print(
+        f"\n[dim]{answer.mode} · {answer.stop_reason} · {u.llm_calls} LLM calls · {u.retrieval_calls} searches · "
+        f"{u.ms} ms · trace {answer.trace_id}[/]"
+    )
+
+
+@friendly_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question, in any language.")],
+    mode: Annotated[Mode, typer.Option("--mode", help=MODE_HELP)] = Mode.AUTO,
+    preset: Annotated[
+        Preset, typer.Option("--preset", help="Budget preset: LLM calls, searches, tokens, wall time.")
+    ] = Preset.BALANCED,
+    stream: Annotated[bool, typer.Option("--stream", help="Show progress as it happens, then the answer.")] = False,
+    home: HomeOption = None,
+    kb: KbOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question from the knowledge base, with checked citations.
+
+    Example: agentrag ask "标准版和企业版有什么区别？" --stream
+    """
+    model_free_notice(settings_for(home), as_json)
+    streamed: list[str] = []
+
+    def on_token(piece: str) -> None:
+        streamed.append(piece)
+        print(piece, end="", flush=True)
+
+    with open_kb(home, kb) as knowledge_base:
+        answer = knowledge_base.ask(
+            question,
+            mode=mode,
+            preset=preset,
+            on_event=print_progress if stream else None,
+            on_token=on_token if stream and not as_json else None,
+        )
+    if as_json:
+        emit_json(answer.contract())
+        return
+    if streamed:
+        print("\n")
+        if "".join(streamed).strip() != answer.answer.strip():
+            out.print("[dim]After the citation check:[/]")
+            print_answer(answer)
+            return
+        answer = answer.model_copy(update={"answer": ""})
+    print_answer(answer)
+
+
+@friendly_errors
+def chat(
+    mode: Annotated[Mode, typer.Option("--mode", help="Answer mode for every turn.")] = Mode.AUTO,
+    preset: Annotated[Preset, typer.Option("--preset", help="Budget preset.")] = Preset.BALANCED,
+    conversation_id: Annotated[
+        str | None, typer.Option("--conversation", help="Resume (and keep) a named conversation in the data directory.")
+    ] = None,
+    home: HomeOption = None,
+    kb: KbOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Talk with the knowledge base: follow-up questions are understood in context. /new starts over, /exit quits.
+
+    With --json, one JSON object per turn (JSON lines), read from standard input.
+    """
+    settings = settings_for(home)
+    model_free_notice(settings, as_json)
+    interactive = sys.stdin.isatty() and not as_json
+    with KnowledgeBase.open(kb, settings=settings, create=False) as knowledge_base, Sessions(settings) as sessions:
+        if conversation_id:
+            sessions.conversation(LOCAL_OWNER, conversation_id)  # a bad name fails now, not after a question
+        if interactive:
+            out.print(f"[bold]{kb}[/]: ask a question (/new to start over, /exit to quit)")
+        _chat_loop(sessions, knowledge_base, conversation_id, mode, preset, interactive, as_json)
+
+
+def _chat_loop(
+    sessions: Sessions,
+    knowledge_base: KnowledgeBase,
+    conversation_id: str | None,
+    mode: Mode,
+    preset: Preset,
+    interactive: bool,
+    as_json: bool,
+) -> None:
+    """One answer per line of input; a named conversation is kept in the data directory after every turn."""
+    conversation = None if conversation_id else Conversation(conversation_id="cli")
+    while True:
+        try:
+            line = input("you> " if interactive else "")
+        except EOFError:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/exit", "/quit"):
+            break
+        if text == "/new":
+            if conversation_id:
+                sessions.reset(LOCAL_OWNER, conversation_id)
+            else:
+                conversation = Conversation(conversation_id="cli")
+            out.print("[dim]new conversation[/]")
+            continue
+        answer = sessions.ask(
+            knowledge_base,
+            text,
+            owner=LOCAL_OWNER,
+            conversation_id=conversation_id,
+            conversation=conversation,
+            mode=mode,
+            preset=preset,
+            on_event=print_progress if interactive else None,
+        )
+        if as_json:
+            emit_json({**answer.contract(), "question": text, "search_query": answer.search_query})
+        else:
+            print_answer(answer)
+
+
+def failures(
+    limit: Annotated[int, typer.Option("--limit", help="Show the most recent N.", min=1)] = 20,
+    home: HomeOption = None,
+    kb: Annotated[str | None, typer.Option("--kb", help="Only this knowledge base \\[default: all].")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Questions that ended in fallback, budget or no_evidence: what the knowledge base may be missing.
+
+    Open one with its trace: see <home>/traces/KB/TRACE_ID.jsonl
+    """
+    rows = FailureLog(Layout(settings_for(home).home).failures).recent(limit, kb)
+    if as_json:
+        emit_json({"failures": rows})
+        return
+    if not rows:
+        out.print("No failed questions recorded.")
+        return
+    for row in reversed(rows):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["ts"]))
+        out.print(
+            f"[dim]{when}[/] [bold]{escape(row['kb'])}[/] [yellow]{row['stop_reason']}[/] "
+            f"{escape(row['question'])}  [dim]trace {row['trace_id']}[/]",
+            soft_wrap=True,
+        )

@@ -1,0 +1,130 @@
+"""What every command shares: the common options, readable errors, JSON output and small text helpers."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from agentrag.errors import AgentragError
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import Settings, load_settings
+from agentrag.text.dates import parse_date
+from agentrag.trace import TraceEvent
+from agentrag.types import SearchFilter
+
+out = Console()
+err = Console(stderr=True)
+
+HomeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--home", help="Data directory holding the knowledge bases \\[default: $AGENTRAG_HOME or ./.agentrag]."
+    ),
+]
+KbOption = Annotated[str, typer.Option("--kb", help="Knowledge base name inside the data directory.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text (for scripts).")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
+    if as_json:
+        print(json.dumps({"error": message}, ensure_ascii=False))
+    else:
+        err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def friendly_errors(func: F) -> F:
+    """Errors a user can act on become one readable line (or {"error": ...} with --json), exit code 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except AgentragError as exc:
+            fail(str(exc), bool(kwargs.get("as_json")))
+        except ValueError as exc:  # pydantic validation of settings and arguments
+            fail(str(exc), bool(kwargs.get("as_json")))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def settings_for(home: Path | None) -> Settings:
+    return load_settings(home)
+
+
+def open_kb(home: Path | None, kb: str, create: bool = False) -> KnowledgeBase:
+    return KnowledgeBase.open(kb, settings=settings_for(home), create=create)
+
+
+def emit_json(payload: Any) -> None:
+    print(json.dumps(payload, ensure_ascii=False, default=str))
+
+
+def parse_pairs(pairs: list[str], option: str) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=option)
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+FILTER_HELP = (
+    "Restrict results: source=GLOB (e.g. source='*.pdf'), doc=ID, after=YYYY-MM-DD, before=YYYY-MM-DD; "
+    "any other KEY=VALUE matches a document tag. Repeatable."
+)
+
+
+def parse_filter(pairs: list[str]) -> SearchFilter | None:
+    if not pairs:
+        return None
+    flt = SearchFilter()
+    for key, value in parse_pairs(pairs, "--filter").items():
+        try:
+            if key == "source":
+                flt.sources.append(value if any(c in value for c in "*?[") else f"*{value}*")
+            elif key in ("doc", "doc_id"):
+                flt.doc_ids.append(value)
+            elif key in ("after", "from", "date_from"):
+                flt.date_from = parse_date(value)
+            elif key in ("before", "to", "date_to"):
+                flt.date_to = parse_date(value)
+            else:
+                flt.tags[key.removeprefix("tag.")] = value
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--filter") from exc
+    return flt
+
+
+def snippet(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+_notice_shown = False
+
+
+def model_free_notice(settings: Settings, as_json: bool) -> None:
+    """Say once per process, plainly, that no LLM is configured."""
+    global _notice_shown
+    from agentrag.llm.client import model_free_notice as notice_for
+
+    notice = notice_for(settings.llm)
+    if notice and not _notice_shown and not as_json:
+        err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)
+        _notice_shown = True
+
+
+def print_progress(event: TraceEvent) -> None:
+    if event.message:
+        err.print(f"[dim]… {escape(event.message)}[/]", soft_wrap=True, highlight=False)

@@ -1,0 +1,107 @@
+"""`agentrag eval`: retrieval or answers measured on a benchmark-format dataset."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
+from agentrag.types import IngestStatus
+from agentrag.vocab import Channel, Mode, Preset
+
+
+class TaskChoice(StrEnum):
+    retrieval = "retrieval"
+    answer = "answer"
+
+
+@friendly_errors
+def eval_command(
+    dataset_dir: Annotated[Path, typer.Argument(help="A folder with corpus.jsonl, queries.jsonl and qrels.tsv.")],
+    task: Annotated[
+        TaskChoice,
+        typer.Option("--task", help="retrieval: rank passages per channel; answer: ask every question end to end."),
+    ] = TaskChoice.retrieval,
+    mode: Annotated[Mode, typer.Option("--mode", help="Answer mode for --task answer.")] = Mode.AUTO,
+    preset: Annotated[Preset, typer.Option("--preset", help="Budget preset for --task answer.")] = Preset.BALANCED,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N queries, in file order.", min=1)
+    ] = None,
+    channel: Annotated[
+        Channel | None, typer.Option("--channel", help="Channel for the headline numbers \\[default: settings].")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the result JSON here ('-' for stdout).")
+    ] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
+
+    Example: agentrag eval ../shared/data/musique --json musique.json --report musique.md
+    """
+    from agentrag.eval.report import write_report
+    from agentrag.eval.runner import run_eval
+    from agentrag.kb import shared_embedder
+
+    settings = settings_for(home)
+    embedder = shared_embedder(settings.embedder)
+    quiet = json_out is not None and str(json_out) == "-"
+    with Progress(
+        TextColumn("[bold]{task.description}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not (err.is_terminal and not quiet),
+        transient=True,
+    ) as bar:
+        ingest_task = bar.add_task("ingest", total=None)
+        query_task = bar.add_task("queries", total=None, visible=False)
+
+        def on_ingest(item: IngestStatus) -> None:
+            bar.update(ingest_task, advance=1)
+
+        def on_query(done: int) -> None:
+            bar.update(query_task, completed=done, visible=True)
+
+        run = run_eval(
+            dataset_dir,
+            settings,
+            embedder,
+            limit=limit,
+            channel=channel,
+            ingest_progress=on_ingest,
+            query_progress=on_query,
+            task=task.value,
+            mode=mode,
+            preset=preset,
+        )
+    result = run.result
+    if json_out is not None:
+        if quiet:
+            emit_json(result)
+        else:
+            json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    if report is not None:
+        write_report(result, report)
+    if not quiet:
+        out.print(_summary(result), soft_wrap=True)
+
+
+def _summary(result: dict[str, Any]) -> str:
+    r, a, p = result["retrieval"], result["answer"], result["process"]
+    what = result["details"].get("channel") or f"{result['details'].get('mode')} mode"
+    line = (
+        f"[bold]{result['dataset']}[/] ({result['queries']} queries, {what}): R@10 {r['recall@10']:.3f} · "
+        f"AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · MRR@10 {r['mrr@10']:.3f} · "
+        f"p50 {p['latency_ms_p50']:.2f} ms"
+    )
+    if a.get("contains") is not None:
+        line += f" · contains {a['contains']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"
+    return line

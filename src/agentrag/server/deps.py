@@ -1,0 +1,100 @@
+"""What the routes share: the `Service` (settings, keys, open knowledge bases, sessions) and the
+dependencies that authenticate a request and find the knowledge bases its key may use."""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from agentrag.errors import ConfigError
+from agentrag.kb import KnowledgeBase, list_knowledge_bases, shared_embedder, validate_kb_name
+from agentrag.layout import Layout
+from agentrag.server.keys import ApiKey, KeyStore
+from agentrag.server.limits import RateLimiter
+from agentrag.session import Sessions
+from agentrag.settings import Settings
+
+
+class Service:
+    """State shared by the routes: settings, keys, open knowledge bases, conversations, memory."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.home = settings.home
+        self.layout = Layout(settings.home)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.keys = KeyStore(self.home)
+        self.limiter = RateLimiter(settings.server.requests_per_minute)
+        self.embedder = shared_embedder(settings.embedder)
+        self.sessions = Sessions(settings, self.embedder)
+        self._kbs: dict[str, KnowledgeBase] = {}
+        self._lock = threading.Lock()
+
+    def knowledge_bases(self) -> list[str]:
+        return list_knowledge_bases(self.home)
+
+    def kb(self, name: str, create: bool = False) -> KnowledgeBase:
+        with self._lock:
+            if name not in self._kbs:
+                self._kbs[name] = KnowledgeBase.open(
+                    name, settings=self.settings, create=create, embedder=self.embedder
+                )
+            return self._kbs[name]
+
+    def drop(self, name: str) -> None:
+        with self._lock:
+            kb = self._kbs.pop(name, None)
+        if kb is None:
+            kb = KnowledgeBase.open(name, settings=self.settings, create=False, embedder=self.embedder)
+        kb.destroy()
+
+    def close(self) -> None:
+        with self._lock:
+            for kb in self._kbs.values():
+                kb.close()
+            self._kbs.clear()
+        self.keys.close()
+        self.sessions.close()
+
+
+def get_service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]
+
+
+def current_key(request: Request, service: ServiceDep) -> ApiKey:
+    """The request's API key (401 without a valid one), counted against its rate limit (429 over it)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, secret = header.partition(" ")
+    key = service.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+    if key is None:
+        raise HTTPException(
+            401, "missing or invalid API key (Authorization: Bearer KEY)", headers={"WWW-Authenticate": "Bearer"}
+        )
+    wait = service.limiter.check(key.key_id)
+    if wait > 0:
+        raise HTTPException(
+            429,
+            f"rate limit: {service.settings.server.requests_per_minute} requests per minute; retry in {wait:.0f}s",
+            headers={"Retry-After": str(int(wait) + 1)},
+        )
+    return key
+
+
+Key = Annotated[ApiKey, Depends(current_key)]
+
+
+def visible_kb(service: Service, name: str, key: ApiKey) -> KnowledgeBase:
+    """The knowledge base if this key may use it; 404 otherwise, whether or not it exists."""
+    try:
+        validate_kb_name(name)
+    except ConfigError as exc:
+        raise HTTPException(404, f"no knowledge base {name!r}") from exc
+    if not key.can_use(name) or name not in service.knowledge_bases():
+        raise HTTPException(404, f"no knowledge base {name!r}")
+    return service.kb(name)

@@ -1,0 +1,72 @@
+"""Request bodies of the HTTP service; every closed choice comes from `agentrag.vocab`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrag.text.dates import parse_date
+from agentrag.types import SearchFilter
+from agentrag.vocab import Channel, Mode, Preset
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateKB(_Body):
+    name: str = Field(description="1-64 letters, digits, '_', '.' or '-'")
+
+
+class FilterBody(_Body):
+    source: str | None = Field(None, description="glob on the source path, e.g. '*.pdf'")
+    doc_id: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    after: str | None = Field(None, description="YYYY-MM-DD")
+    before: str | None = Field(None, description="YYYY-MM-DD")
+
+    def to_filter(self) -> SearchFilter:
+        try:
+            return SearchFilter(
+                sources=[self.source] if self.source else [],
+                doc_ids=[self.doc_id] if self.doc_id else [],
+                tags=self.tags,
+                date_from=parse_date(self.after) if self.after else None,
+                date_to=parse_date(self.before) if self.before else None,
+            )
+        except ValueError as exc:
+            raise HTTPException(422, f"filter: {exc}") from exc
+
+
+class SearchBody(_Body):
+    query: str = Field(min_length=1, max_length=2000)
+    k: int = Field(10, ge=1, le=100)
+    filter: FilterBody | None = None
+    channel: Channel = Channel.HYBRID
+
+
+class AskBody(_Body):
+    question: str = Field(min_length=1, max_length=4000)
+    mode: Mode = Mode.AUTO
+    preset: Preset = Preset.BALANCED
+    conversation_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    stream: bool = False
+
+
+class ChatMessage(BaseModel):
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        """The message's text, whether sent as a string or as a list of content parts."""
+        if isinstance(self.content, list):
+            return " ".join(str(part.get("text", "")) for part in self.content if isinstance(part, dict))
+        return self.content or ""
+
+
+class ChatCompletionBody(BaseModel):
+    model: str = Field(description="the knowledge base to answer from")
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
