@@ -1,2 +1,3 @@
-"""The agent: roles with one job each (router, planner, grader, rewriter, sufficiency check, synthesizer),
-the tool loop, budgets and the citation check. Every role has an LLM and a model-free implementation."""
+"""The agent: a run per question (run.py), answer modes (modes/), the steps they compose (steps.py), roles with
+one job each (router, planner, grader, rewriter, synthesizer; each with an LLM and a model-free version chosen
+through roles.py), the tool loop (loop.py, tools/), budgets, the citation check and finishing (finish.py)."""

@@ -144,16 +144,7 @@ def _llm_grades(question: str, evidence: list[Evidence], call: LLMCall) -> bool:
         f'<passage id="{i}" title="{e.chunk.title}">\n{_quoted(e.chunk.text[:1200])}\n</passage>'
         for i, e in enumerate(borderline, start=1)
     )
-    out = call.client.structured(
-        [
-            {"role": "system", "content": GRADER_PROMPT},
-            {"role": "user", "content": f"Question: {question}\n\n{blocks}"},
-        ],
-        _Judgements,
-        role=LLMRole.GRADER,
-        timeout_s=call.timeout_s,
-        meter=call.meter,
-    )
+    out = call.structured(LLMRole.GRADER, GRADER_PROMPT, f"Question: {question}\n\n{blocks}", _Judgements)
     for judgement in out.grades:
         if 1 <= judgement.id <= len(borderline):
             item = borderline[judgement.id - 1]

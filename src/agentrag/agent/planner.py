@@ -233,13 +233,7 @@ def plan(question: str, call: LLMCall | None, max_subqueries: int) -> Decided[li
 
 
 def _llm_plan(question: str, call: LLMCall, max_subqueries: int) -> list[SubQuery]:
-    plan = call.client.structured(
-        [{"role": "system", "content": PLANNER_PROMPT}, {"role": "user", "content": f"Q: {question}"}],
-        PlanReply,
-        role=LLMRole.PLANNER,
-        timeout_s=call.timeout_s,
-        meter=call.meter,
-    )
+    plan = call.structured(LLMRole.PLANNER, PLANNER_PROMPT, f"Q: {question}", PlanReply)
     seen: set[str] = set()
     out: list[SubQuery] = []
     for sub in plan.subqueries:

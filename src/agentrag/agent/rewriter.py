@@ -77,15 +77,8 @@ def standalone(question: str, history: str, previous_questions: list[str], call:
 
 
 def _llm_standalone(question: str, history: str, call: LLMCall) -> str:
-    out = call.client.structured(
-        [
-            {"role": "system", "content": REWRITE_PROMPT},
-            {"role": "user", "content": f"Conversation:\n{history}\n\nLast message: {question}"},
-        ],
-        _Standalone,
-        role=LLMRole.REWRITER,
-        timeout_s=call.timeout_s,
-        meter=call.meter,
+    out = call.structured(
+        LLMRole.REWRITER, REWRITE_PROMPT, f"Conversation:\n{history}\n\nLast message: {question}", _Standalone
     )
     return out.query.strip()
 
@@ -114,11 +107,5 @@ def expand(question: str, call: LLMCall | None) -> Decided[list[str]]:
 
 
 def _llm_expand(question: str, call: LLMCall) -> list[str]:
-    out = call.client.structured(
-        [{"role": "system", "content": EXPAND_PROMPT}, {"role": "user", "content": question}],
-        _Expansion,
-        role=LLMRole.REWRITER,
-        timeout_s=call.timeout_s,
-        meter=call.meter,
-    )
+    out = call.structured(LLMRole.REWRITER, EXPAND_PROMPT, question, _Expansion)
     return [q for q in [out.hypothetical_passage, *out.paraphrases] if q.strip()]

@@ -12,13 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+from pydantic import BaseModel
+
 from agentrag.errors import LLMError
 from agentrag.llm.tokens import TokenMeter
+from agentrag.vocab import LLMRole
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +32,16 @@ class LLMCall:
     client: LLMClient
     timeout_s: float
     meter: TokenMeter
+
+    def structured(self, role: LLMRole, system: str, user: str, schema: type[M]) -> M:
+        """A system prompt and one user turn, answered as `schema` (validated, with one repair turn)."""
+        return self.client.structured(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            schema,
+            role=role,
+            timeout_s=self.timeout_s,
+            meter=self.meter,
+        )
 
 
 @dataclass(frozen=True, slots=True)

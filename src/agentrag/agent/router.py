@@ -118,11 +118,5 @@ def route(question: str, call: LLMCall | None = None) -> Route:
 
 
 def _llm_route(question: str, call: LLMCall) -> Route:
-    out = call.client.structured(
-        [{"role": "system", "content": ROUTER_PROMPT}, {"role": "user", "content": question}],
-        _LLMRoute,
-        role=LLMRole.ROUTER,
-        timeout_s=call.timeout_s,
-        meter=call.meter,
-    )
+    out = call.structured(LLMRole.ROUTER, ROUTER_PROMPT, question, _LLMRoute)
     return Route(out.kind, out.reason, sure=True, by="llm", cue="bridge" if out.kind == "complex" else "")

@@ -20,7 +20,7 @@ from agentrag.agent.router import Cue
 from agentrag.llm.tokens import TokenMeter
 from agentrag.trace import Tracer
 from agentrag.types import Evidence, SubQuery, Usage
-from agentrag.vocab import Mode, StopReason
+from agentrag.vocab import Mode, StopReason, TraceStep
 
 
 @dataclass
@@ -91,6 +91,11 @@ class Run:
     routing: Routing = field(default_factory=Routing)
     outcome: Outcome = field(default_factory=Outcome)
     vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)  # query -> embedding, this run
+
+    def fall_back(self, decision: str, reason: str, message: str) -> None:
+        """An LLM role failed and its model-free stand-in takes over: recorded as a fact and a trace event."""
+        self.outcome.fell_back = True
+        self.tracer.emit(TraceStep.FALLBACK, decision=decision, reason=reason, message=message)
 
     @property
     def meter(self) -> TokenMeter:

@@ -67,13 +67,11 @@ class Synthesizer:
         call = LLMCall(llm, run.tracker.llm_timeout(), run.meter) if llm is not None else None
         written = llm_or_rules(call, lambda c: self._with_llm(run, context, c), lambda: None)
         if written.llm_failed:
-            run.tracer.emit(
-                TraceStep.FALLBACK,
-                decision="extractive answer",
-                reason=f"synthesizer failed: {written.failure}",
-                message="the model failed; answering extractively",
+            run.fall_back(
+                "extractive answer",
+                f"synthesizer failed: {written.failure}",
+                "the model failed; answering extractively",
             )
-            run.outcome.fell_back = True
         text = written.value or self._extractive(run, context)
         return Draft(text, context, evidence)
 

@@ -29,13 +29,7 @@ def answer(run: Run, steps: Steps) -> Draft:
     try:
         return _with_llm(run, steps, llm)
     except LLMError as exc:  # the agent model failed mid-loop: the fixed pipeline answers from what was found
-        run.tracer.emit(
-            TraceStep.FALLBACK,
-            decision="fixed pipeline",
-            reason=f"agent failed: {exc}",
-            message="the model failed; answering with the fixed pipeline",
-        )
-        run.outcome.fell_back = True
+        run.fall_back("fixed pipeline", f"agent failed: {exc}", "the model failed; answering with the fixed pipeline")
         if not run.evidence:
             steps.search(run, run.search_query, 1)
         return steps.synthesize(run, run.evidence.ranked(), use_llm=False)
