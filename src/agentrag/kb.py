@@ -35,6 +35,7 @@ from agentrag.settings import EmbedderSettings, Settings, load_settings
 from agentrag.store.base import Store, StoreStats, make_store
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
+from agentrag.vocab import Mode, Preset
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -208,8 +209,8 @@ class KnowledgeBase:
     def ask(
         self,
         question: str,
-        mode: str = "auto",
-        preset: str = "balanced",
+        mode: Mode | str = Mode.AUTO,
+        preset: Preset | str = Preset.BALANCED,
         budget: dict[str, Any] | None = None,
         conversation: Conversation | None = None,
         on_event: Callable[[TraceEvent], None] | None = None,

@@ -32,7 +32,7 @@ from agentrag.llm.tokens import TokenMeter
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.trace import TraceEvent, Tracer
 from agentrag.types import Answer
-from agentrag.vocab import Mode, TraceStep
+from agentrag.vocab import Mode, Preset, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
@@ -77,8 +77,8 @@ class Assistant:
     def ask(
         self,
         question: str,
-        mode: str = "auto",
-        preset: str = "balanced",
+        mode: Mode | str = Mode.AUTO,
+        preset: Preset | str = Preset.BALANCED,
         budget_overrides: dict[str, Any] | None = None,
         conversation: Conversation | None = None,
         on_event: Callable[[TraceEvent], None] | None = None,

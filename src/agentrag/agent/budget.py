@@ -51,7 +51,7 @@ class Budget(BaseModel):
     )
 
 
-def load_preset(name: str, overrides: dict[str, Any] | None = None) -> Budget:
+def load_preset(name: Preset | str, overrides: dict[str, Any] | None = None) -> Budget:
     """The named preset (`agentrag/presets/<name>.toml`) with `overrides` applied field by field."""
     try:
         preset = Preset(name)

@@ -24,7 +24,7 @@ from agentrag.eval.metrics import contains, exact_match, f1, recall_curve, retri
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
 from agentrag.types import IngestStatus
-from agentrag.vocab import Channel, Mode, Preset
+from agentrag.vocab import Channel, Mode, Preset, StopReason
 
 CHANNELS: tuple[Channel, ...] = (Channel.BM25, Channel.DENSE, Channel.HYBRID)
 # Chunks requested per query: enough that 20 distinct passages survive the chunk-to-passage mapping.
@@ -145,7 +145,7 @@ def run_answers(
             "tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
             "ms": answer.usage.ms,
             "answer": answer.answer,
-            "abstained": answer.stop_reason == "no_evidence",
+            "abstained": answer.stop_reason == StopReason.NO_EVIDENCE,
         }
         if q.answers:
             row.update(

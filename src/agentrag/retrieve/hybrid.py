@@ -25,6 +25,7 @@ from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult, Store
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import Channel, ChannelScore, Hit, SearchFilter
+from agentrag.vocab import Ranking
 
 log = logging.getLogger(__name__)
 
@@ -106,28 +107,28 @@ class Retriever:
         worker thread meanwhile: SQLite and numpy both release the GIL, so the channels overlap on two
         cores. The query is embedded first, never beside BM25: the embedder's threads use every core."""
         out: dict[str, ChannelResult] = {}
-        tokens = tokenize_query(query) if channel in ("hybrid", "bm25") else []
-        if channel == "bm25":
-            out["bm25"] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+        tokens = tokenize_query(query) if channel in (Channel.HYBRID, Channel.BM25) else []
+        if channel == Channel.BM25:
+            out[Ranking.BM25] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
             return out
         vector = query_vector if query_vector is not None else self.embed_query(query)
         bm25: Future[ChannelResult] | None = None
         with _searching:
-            if channel == "hybrid":
+            if channel == Channel.HYBRID:
                 if self._dense_ms >= _OVERLAP_MIN_MS and _searching.alone():
                     bm25 = _CHANNEL_POOL.submit(self.store.search_bm25, tokens, depth, flt, self.settings.title_weight)
                 else:
-                    out["bm25"] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+                    out[Ranking.BM25] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
             started = time.perf_counter()
             dense = self.store.search_dense(vector, depth, flt)
             self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.perf_counter() - started) * 1000
             if bm25 is not None:
-                out["bm25"] = bm25.result()  # a BM25 error is raised here, in the caller's thread
-        out["dense"] = dense
-        if channel == "hybrid" and self.settings.feedback_docs > 0:
+                out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
+        out[Ranking.DENSE] = dense
+        if channel == Channel.HYBRID and self.settings.feedback_docs > 0:
             feedback = self._feedback(vector, self.fuse(out), depth, flt)
             if feedback:
-                out["feedback"] = feedback
+                out[Ranking.FEEDBACK] = feedback
         return out
 
     def _feedback(
@@ -160,9 +161,9 @@ class Retriever:
         if s.fusion == "rrf":
             return rrf(channels, {}, s.rrf_k)
         # The dense share is split between the plain query and its feedback variant when both are present.
-        dense_parts = [name for name in ("dense", "feedback") if name in channels]
+        dense_parts = [name for name in (Ranking.DENSE, Ranking.FEEDBACK) if name in channels]
         weights: dict[str, float] = {name: s.dense_weight / len(dense_parts) for name in dense_parts}
-        weights["bm25"] = 1.0 - s.dense_weight
+        weights[Ranking.BM25] = 1.0 - s.dense_weight
         if s.fusion == "weighted_rrf":
             return rrf(channels, weights, s.rrf_k)
         return score_fusion(channels, weights)
