@@ -441,6 +441,9 @@ def main() -> None:
     load_json = args.out / "load.json"
     if load_json.exists():
         lines += load_section(json.loads(load_json.read_text()))
+    side_by_side = args.out / "side-by-side" / "SIDE-BY-SIDE.md"
+    if side_by_side.exists():
+        lines += [side_by_side.read_text(encoding="utf-8").rstrip(), ""]
     if args.extra.exists():
         lines += [args.extra.read_text(encoding="utf-8").rstrip(), ""]
     args.write.write_text("\n".join(lines), encoding="utf-8")
