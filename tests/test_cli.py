@@ -135,11 +135,22 @@ def test_ask_json_is_the_contract_and_stream_shows_progress(tmp_path: Path) -> N
     code, output = run("ask", "What does E1042 mean?", "--home", home, "--json")
     assert code == 0
     answer = json.loads(output)
-    assert set(answer) == {"answer", "citations", "mode", "stop_reason", "usage", "unsupported", "trace_id"}
+    assert set(answer) == {
+        "answer",
+        "short_answer",
+        "confidence",
+        "conflicts",
+        "citations",
+        "mode",
+        "stop_reason",
+        "usage",
+        "unsupported",
+        "trace_id",
+    }
     assert set(answer["usage"]) == {"llm_calls", "retrieval_calls", "prompt_tokens", "completion_tokens", "ms"}
     assert answer["stop_reason"] == "answered"
     assert "quota is exhausted" in answer["answer"]
-    assert set(answer["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote"}
+    assert set(answer["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote", "page"}
     assert (tmp_path / "home" / "traces" / "default" / f"{answer['trace_id']}.jsonl").exists()
 
     code, output = run("ask", "住宿标准是多少？", "--home", home, "--stream")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Re-exported, so the nouns and the vocabularies they use come from one import.
 from agentrag.vocab import Channel as Channel
+from agentrag.vocab import Confidence as Confidence
 from agentrag.vocab import Grade as Grade
 from agentrag.vocab import StopReason as StopReason
 
@@ -57,6 +58,11 @@ class Document(BaseModel):
     n_chunks: int = 0
     chars: int = 0
     ingested_at: float = 0.0
+
+
+def chunk_id_for(doc_id: str, position: int) -> str:
+    """The id of a document's chunk at a position: stable across re-ingests of unchanged content."""
+    return f"{doc_id}#{position}"
 
 
 class Chunk(BaseModel):
@@ -161,6 +167,8 @@ class SubQuery(BaseModel):
 
     query: str
     intent: str = ""
+    bridge: str = Field("", description="For a follow-up: the entity named by an earlier passage that it looks up.")
+    about: str = Field("", description="For one side of a comparison: the thing compared.")
 
 
 class Evidence(BaseModel):
@@ -188,6 +196,23 @@ class Citation(BaseModel):
     page: int | None = None
 
 
+class ConflictValue(BaseModel):
+    """One source's value for a conflicting attribute."""
+
+    value: str
+    n: int = Field(description="The passage number ([n]) that states it.")
+    source: str
+    date: dt.date | None = Field(None, description="The date the source is in force from, or else its document date.")
+
+
+class Conflict(BaseModel):
+    """Sources that give different values for the same attribute, side by side, newest first."""
+
+    attribute: str
+    values: list[ConflictValue]
+    current: str | None = Field(None, description="The value in force (the newer source), when one can be told.")
+
+
 class Usage(BaseModel):
     llm_calls: int = 0
     retrieval_calls: int = 0
@@ -200,6 +225,9 @@ class Answer(BaseModel):
     """The result of one question. `contract()` is the exact `ask --json` shape other tools rely on."""
 
     answer: str
+    short_answer: str | None = Field(None, description="The answer in a few words; None when it has no short form.")
+    confidence: Confidence = Confidence.LOW
+    conflicts: list[Conflict] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     mode: str
     stop_reason: StopReason
@@ -215,7 +243,12 @@ class Answer(BaseModel):
     def contract(self) -> dict[str, object]:
         return {
             "answer": self.answer,
-            "citations": [c.model_dump(include={"n", "doc_id", "chunk_id", "source", "quote"}) for c in self.citations],
+            "short_answer": self.short_answer,
+            "confidence": self.confidence,
+            "conflicts": [c.model_dump(mode="json") for c in self.conflicts],
+            "citations": [
+                c.model_dump(include={"n", "doc_id", "chunk_id", "source", "quote", "page"}) for c in self.citations
+            ],
             "mode": self.mode,
             "stop_reason": self.stop_reason,
             "usage": self.usage.model_dump(),

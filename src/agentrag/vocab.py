@@ -58,6 +58,32 @@ class StopReason(StrEnum):
     ERROR = "error"  # answering failed: an apology with the trace id
 
 
+class Confidence(StrEnum):
+    """How sure an answer is, from its evidence (`ask --json` "confidence")."""
+
+    HIGH = "high"  # every part of the question is answered by a passage of the expected kind
+    PARTIAL = "partial"  # some part is answered, or the answer is of a weaker kind than asked for
+    LOW = "low"  # nothing found answers the question; the closest passages are shown as such
+
+
+class AnswerType(StrEnum):
+    """What kind of answer a question asks for (question analysis)."""
+
+    DEFINITION = "definition"  # what does X mean, X 是什么
+    PERSON = "person"  # who: a person or a team
+    DATE = "date"  # when: a date or a time
+    NUMBER = "number"  # how many / how much: a number or an amount, with its unit
+    DURATION = "duration"  # how long
+    LEVEL = "level"  # which severity, priority, tier: SEV-2, P1, 二级
+    YES_NO = "yes_no"
+    CHOICE = "choice"  # which of the named options
+    LIST = "list"  # which ones, what are the ...
+    PROCEDURE = "procedure"  # how to, steps
+    REASON = "reason"  # why
+    PLACE = "place"  # where
+    ENTITY = "entity"  # any other name or thing
+
+
 class LLMRole(StrEnum):
     """The jobs an LLM can be given; each may have its own model (`llm.role_models`)."""
 

@@ -152,8 +152,19 @@ def test_plan_search_answer_with_correct_citations(kb_factory: Callable[..., Kno
         "done",
     ]
     contract = answer.contract()
-    assert set(contract) == {"answer", "citations", "mode", "stop_reason", "usage", "unsupported", "trace_id"}
-    assert set(contract["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote"}  # type: ignore[index]
+    assert set(contract) == {
+        "answer",
+        "short_answer",
+        "confidence",
+        "conflicts",
+        "citations",
+        "mode",
+        "stop_reason",
+        "usage",
+        "unsupported",
+        "trace_id",
+    }
+    assert set(contract["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote", "page"}  # type: ignore[index]
 
 
 def cause_answer(body: dict[str, Any]) -> Reply:

@@ -22,6 +22,7 @@ from agentrag.agent.citations import CitationChecker
 from agentrag.agent.finish import Finisher
 from agentrag.agent.grader import GradeCut
 from agentrag.agent.memory import Conversation
+from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import strip_filler
 from agentrag.agent.run import Run
 from agentrag.agent.steps import Steps
@@ -31,13 +32,18 @@ from agentrag.failures import FailureLog
 from agentrag.llm.tokens import TokenMeter
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.trace import TraceEvent, Tracer
-from agentrag.types import Answer
+from agentrag.types import Answer, Chunk, chunk_id_for
 from agentrag.vocab import Mode, Preset, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
+
+
+def _chunk_at(retriever: Retriever, doc_id: str, position: int) -> Chunk | None:
+    found = retriever.store.get_chunk_by_id(chunk_id_for(doc_id, position))
+    return found[1] if found else None
 
 
 def parse_mode(mode: str) -> Mode:
@@ -66,7 +72,7 @@ class Assistant:
             retriever,
             llm,
             cut=grade_cut or GradeCut(),
-            synthesizer=Synthesizer(),
+            synthesizer=Synthesizer(chunk_at=lambda doc_id, position: _chunk_at(retriever, doc_id, position)),
             kb_name=kb_name,
             count_documents=count_documents or (lambda: 0),
         )
@@ -135,6 +141,7 @@ class Assistant:
             search_query=question.strip(),
             history=history,
             user_facts=list(user_facts or []),
+            analysis=analyze(question.strip()),
             tracer=tracer,
             tracker=tracker,
             on_token=on_token,

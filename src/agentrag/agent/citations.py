@@ -85,7 +85,7 @@ class CitationChecker:
 
     def _lexically_supported(self, claim: str, passage: str) -> tuple[bool, str]:
         if normalize_for_match(claim) and normalize_for_match(claim) in normalize_for_match(passage):
-            return True, claim
+            return True, best_quote(claim, passage)[0]  # the passage's sentence, not the claim's words
         quote, share = best_quote(claim, passage)
         whole = len(_content_tokens(claim) & _content_tokens(passage)) / max(1, len(_content_tokens(claim)))
         return (share >= self.overlap or whole >= self.overlap + 0.15), quote
@@ -112,7 +112,9 @@ class CitationChecker:
         zh = has_cjk(answer)
         marker = UNVERIFIED_ZH if zh else UNVERIFIED_EN
         answer = _TRAILING_MARKERS.sub(lambda m: m.group(2).strip() + m.group(1), answer)
-        sentences = [s for paragraph in answer.split("\n") for s in (split_sentences(paragraph) or [""])]
+        lines = answer.split("\n")
+        placed = [(line_no, s) for line_no, line in enumerate(lines) for s in split_sentences(line)]
+        sentences = [s for _, s in placed]
         # Pass 1: lexical support; collect claims that need the (slower) embedding check.
         verdicts: list[dict[int, tuple[bool, str]]] = []
         pending: list[tuple[int, int, str, str]] = []  # sentence index, n, claim, passage text
@@ -133,16 +135,12 @@ class CitationChecker:
         ):
             if result[0]:
                 verdicts[i][n] = result
-        # Pass 2: rebuild the text; unsupported sentences lose their markers and get the visible flag.
-        out_lines: list[str] = []
+        # Pass 2: rebuild the text line by line; unsupported sentences lose their markers and get the visible flag.
+        rebuilt: list[list[str]] = [[] for _ in lines]
         citations: dict[int, Citation] = {}
         unsupported: list[str] = []
-        line_parts: list[str] = []
-        for sentence, verdict in zip(sentences, verdicts, strict=True):
-            if not sentence:
-                out_lines.append(("" if zh else " ").join(line_parts))
-                line_parts = []
-                continue
+        for (line_no, sentence), verdict in zip(placed, verdicts, strict=True):
+            line_parts = rebuilt[line_no]
             claim = strip_markers(sentence)
             supported = [n for n, (ok, _) in verdict.items() if ok]
             if supported:
@@ -167,9 +165,7 @@ class CitationChecker:
                 line_parts.append(f"{claim} {marker}")
             else:
                 line_parts.append(claim)
-        if line_parts:
-            out_lines.append(("" if zh else " ").join(line_parts))
-        text = "\n".join(out_lines).strip()
+        text = "\n".join(("" if zh else " ").join(parts) for parts in rebuilt).strip()
         return CheckedAnswer(text=text, citations=[citations[n] for n in sorted(citations)], unsupported=unsupported)
 
     @staticmethod

@@ -32,6 +32,10 @@ class EvidencePool:
                 self._by_key[key] = item
         self._rankings.append(keys)
 
+    def first_hits(self, searches: int) -> list[Evidence]:
+        """The best hit of each of the first `searches` searches (the planned ones run first)."""
+        return [self._by_key[keys[0]] for keys in self._rankings[:searches] if keys and keys[0] in self._by_key]
+
     def queries(self) -> set[str]:
         """Every query whose passages are in the pool."""
         return {e.found_by for e in self._by_key.values()}

@@ -34,7 +34,9 @@ class Finisher:
                 reason=f"{len(unsupported)} unsupported",
                 args={"unsupported": unsupported},
             )
-        return self._answer(run, text, citations, unsupported, draft.evidence, run.search_query)
+        answer = self._answer(run, text, citations, unsupported, draft.evidence, run.search_query)
+        answer.short_answer, answer.confidence, answer.conflicts = draft.short_answer, draft.confidence, draft.conflicts
+        return answer
 
     def apology(self, run: Run, exc: Exception) -> Answer:
         """The honest answer when answering itself failed: what went wrong, and the trace id to look it up."""

@@ -8,6 +8,7 @@ in one call. Low grades push a passage down the ranking; they never silently del
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -21,6 +22,8 @@ from agentrag.types import Evidence, Grade
 from agentrag.vocab import LLMRole
 
 GRADE_ORDER: dict[Grade, int] = {"correct": 0, "ambiguous": 1, "incorrect": 2}
+# Identifiers: letters and digits together (E1042, INC-2291, SEV-2), matched as they are written.
+_CODE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{0,9}-?\d+[A-Z0-9-]*(?![\w-])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +101,17 @@ def grade_by_score(
     passage_vectors: npt.NDArray[np.float32],
     cut: GradeCut,
 ) -> None:
-    """Grade in place with the score cut (shifted for the query's language)."""
+    """Grade in place with the score cut (shifted for the query's language).
+
+    A passage that holds an identifier the query names (E1042, INC-2291) is never graded off topic: it is about
+    exactly that thing, however low the cosine across languages ("INC-2291 是几级故障" and an English postmortem)."""
     cut = cut.for_query(query)
     cosines = passage_vectors @ query_vector if len(evidence) else np.zeros(0)
+    codes = [code.lower() for code in _CODE.findall(query)]
     for item, cosine in zip(evidence, cosines.tolist(), strict=True):
         item.grade, item.grade_reason = score_grade(float(cosine), coverage(query, item), cut)
+        if item.grade == "incorrect" and codes and any(code in item.chunk.text.lower() for code in codes):
+            item.grade, item.grade_reason = "ambiguous", f"names {', '.join(codes)} ({item.grade_reason})"
 
 
 class _Judgement(BaseModel):

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.question import analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.sentences import split_sentences
@@ -85,11 +86,14 @@ def comparison_entities(question: str) -> list[str]:
 
 
 def rule_plan(question: str, max_subqueries: int = 5) -> list[SubQuery]:
+    parts = split_parts(question)
+    if len(parts) > 1:  # several questions in one message: one search each, in their own words
+        return [SubQuery(query=p, intent="answer this part of the question") for p in parts[:max_subqueries]]
     entities = comparison_entities(question)
     if len(entities) >= 2:
         predicate = _predicate(question, entities)
         return [
-            SubQuery(query=f"{e} {predicate}".strip(), intent=f"what the question asks about {e}")
+            SubQuery(query=f"{e} {predicate}".strip(), intent=f"what the question asks about {e}", about=e)
             for e in entities[:max_subqueries]
         ]
     return [SubQuery(query=question, intent="answer the question")]
@@ -112,6 +116,9 @@ _NOT_BRIDGES = frozenset(
 
 
 _ADJECTIVE_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ical")
+RELATION_WEIGHT = 3.0
+# Time zones and clock words look like names and are never the next hop.
+_NOT_NAMES = frozenset({"utc", "cst", "gmt", "pst", "est", "cet", "bst", "am", "pm"})
 
 
 def _name_candidates(sentence: str) -> list[str]:
@@ -121,13 +128,15 @@ def _name_candidates(sentence: str) -> list[str]:
 
         found.extend(w.word for w in pseg.cut(sentence) if w.flag in ("nr", "ns", "nt", "nz") and len(w.word) >= 2)
     for m in _PROPER_EN.finditer(sentence):
+        if sentence[m.end() : m.end() + 3].lstrip().startswith((":", "：")):
+            continue  # a field label ("Severity: SEV-2"), not a name
         words = m.group(0).strip(" '’-").split()
         while words and words[0].lower() in _SENTENCE_START | _NOT_BRIDGES:
             words = words[1:]
         while words and words[-1].lower() in _NOT_BRIDGES:
             words = words[:-1]
         phrase = " ".join(words)
-        if len(phrase) < 3 or phrase[0].isdigit():
+        if len(phrase) < 3 or phrase[0].isdigit() or phrase.lower() in _NOT_NAMES:
             continue  # dates, years, numbers: not a page to look up
         if len(words) == 1 and phrase.lower().endswith(_ADJECTIVE_ENDINGS):
             continue  # "Bulgarian", "Portuguese": describes, does not name
@@ -148,12 +157,17 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
     """
     asked = normalize_for_match(question)
     wanted = _content(question)
+    # The words that relate (caused, owns, leads) count more than the names the question is anchored on: the
+    # next hop sits in the sentence that says how the anchor relates to it, not in any sentence naming it.
+    anchor = {t for c in analyze(question).constraints for t in _content(c.text)} & wanted
+    weight = {t: 1.0 if t in anchor else RELATION_WEIGHT for t in wanted}
+    total = sum(weight.values()) or 1.0
     scores: dict[str, float] = {}
     for rank, item in enumerate(evidence[:top_passages], start=1):
         title_words = {w for w in _content(item.chunk.title) if len(w) > 3}
         seen_here: set[str] = set()
         for sentence in split_sentences(item.chunk.text) or [item.chunk.text]:
-            overlap = len(wanted & _content(sentence)) / max(1, len(wanted))
+            overlap = sum(weight[t] for t in wanted & _content(sentence)) / total
             for entity in _name_candidates(sentence):
                 key = normalize_for_match(entity)
                 if not key or key in asked or key in seen_here or (asked and asked in key):
@@ -180,7 +194,7 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
     predicate = question.replace(first_hop, " ") if first_hop and first_hop in question else question
     predicate = " ".join(predicate.split())
     return [
-        SubQuery(query=f"{entity} {predicate}", intent=f"follow the bridge entity {entity!r}")
+        SubQuery(query=f"{entity} {predicate}", intent=f"follow the bridge entity {entity!r}", bridge=entity)
         for entity in bridge_entities(question, evidence, limit=limit)
     ]
 
@@ -188,8 +202,13 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
 # ------------------------------------------------------------------------------------- with an LLM
 
 
+class PlannedQuery(BaseModel):
+    query: str
+    intent: str = ""
+
+
 class PlanReply(BaseModel):
-    subqueries: list[SubQuery] = Field(min_length=1, max_length=5)
+    subqueries: list[PlannedQuery] = Field(min_length=1, max_length=5)
 
 
 _EXAMPLES = [
@@ -220,7 +239,7 @@ Each query gets an "intent": what it must establish. Reply with JSON only.
 
 Examples:
 """ + "\n".join(
-    f"Q: {q}\n" + PlanReply(subqueries=[SubQuery(query=a, intent=b) for a, b in subs]).model_dump_json()
+    f"Q: {q}\n" + PlanReply(subqueries=[PlannedQuery(query=a, intent=b) for a, b in subs]).model_dump_json()
     for q, subs in _EXAMPLES
 )
 
@@ -240,5 +259,5 @@ def _llm_plan(question: str, call: LLMCall, max_subqueries: int) -> list[SubQuer
         key = normalize_for_match(sub.query)
         if key and key not in seen:
             seen.add(key)
-            out.append(sub)
+            out.append(SubQuery(query=sub.query, intent=sub.intent))
     return out[:max_subqueries]

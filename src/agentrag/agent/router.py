@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.question import split_parts
 from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.vocab import LLMRole
 
@@ -78,6 +79,8 @@ def rule_route(question: str) -> Route:
         return Route("none", "greeting or acknowledgement")
     if _ABOUT_ASSISTANT.search(q):
         return Route("none", "a question about the assistant itself")
+    if len(parts := split_parts(q)) > 1:
+        return Route("complex", f"{len(parts)} questions in one", cue="entities")
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(q)]
     if len(quoted) >= 2:
         return Route("complex", f"several named entities ({len(quoted)} quoted names)", cue="entities")

@@ -16,11 +16,12 @@ import numpy.typing as npt
 from agentrag.agent.budget import BudgetTracker
 from agentrag.agent.context import Context
 from agentrag.agent.evidence import EvidencePool
+from agentrag.agent.question import QuestionAnalysis
 from agentrag.agent.router import Cue
 from agentrag.llm.tokens import TokenMeter
 from agentrag.trace import Tracer
-from agentrag.types import Evidence, SubQuery, Usage
-from agentrag.vocab import Mode, StopReason, TraceStep
+from agentrag.types import Conflict, Evidence, SubQuery, Usage
+from agentrag.vocab import Confidence, Mode, StopReason, TraceStep
 
 
 @dataclass
@@ -75,6 +76,9 @@ class Draft:
     text: str
     context: Context | None = None
     evidence: list[Evidence] = field(default_factory=list)
+    short_answer: str | None = None
+    confidence: Confidence = Confidence.LOW
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +87,7 @@ class Run:
     search_query: str  # the standalone query searched (a follow-up resolved, filler stripped)
     history: str  # the conversation so far, within its share of the context budget
     user_facts: list[str]  # what the user said about themselves earlier: context, never evidence
+    analysis: QuestionAnalysis  # what kind of answer the question wants, about what (question.py)
     tracer: Tracer
     tracker: BudgetTracker
     on_token: Callable[[str], None] | None = None

@@ -1,30 +1,28 @@
 """The synthesizer: the answer, from numbered passages, with `[n]` on every claim.
 
 Context goes to the model as numbered blocks (see context.py), each with its source, heading path and date,
-quoted as data. When the LLM may be called it writes the answer, streamed; when it may not, or fails, the
-extractive synthesizer picks the best sentences for the question and each sub-query, with maximal marginal
-relevance for diversity, and cites each one. Sources that disagree (same statement, different numbers,
-different documents) are put side by side with their dates.
+quoted as data. Before anything is written, the evidence is assessed (assess.py): which passage answers each
+part of the question, what is missing, which sources conflict, how sure the answer can be. When the LLM may be
+called it writes the answer, streamed, told about those conflicts and gaps; when it may not, or fails, the
+extractive synthesizer (extractive.py) writes it from the assessment. Either way the answer carries the
+assessment's short answer, confidence and conflicts.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import time
-from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentrag.agent.citations import attach_markers
+from agentrag.agent.assess import Assessment, assess
 from agentrag.agent.context import ELLIPSIS, Context, block_header, build_context
 from agentrag.agent.context import compress as compress
+from agentrag.agent.extractive import ExtractiveSynthesizer, nothing_found
 from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.agent.run import Draft, Run
-from agentrag.text.sentences import split_sentences
-from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
-from agentrag.types import Evidence, SubQuery
-from agentrag.vocab import LLMRole, StopReason, TraceStep
+from agentrag.agent.units import ChunkAt
+from agentrag.text.tokenize import has_cjk
+from agentrag.types import Conflict, Evidence
+from agentrag.vocab import Confidence, LLMRole, StopReason, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
@@ -32,65 +30,96 @@ if TYPE_CHECKING:
 
 __all__ = ["ELLIPSIS", "ExtractiveSynthesizer", "Synthesizer", "build_context", "compress", "synthesizer_messages"]
 
-_NUMBER = re.compile(r"\d[\d,.]*")
 
+def covering(evidence: list[Evidence], required: list[Evidence], k: int) -> list[Evidence]:
+    """The best `k` passages, with every `required` one (the top hit of each planned search) among them.
 
-def nothing_found(question: str) -> str:
-    return (
-        "知识库中没有找到能回答这个问题的内容。"
-        if has_cjk(question)
-        else "Nothing in the knowledge base answers this question."
-    )
+    Evidence is ranked by grade, so one search's many "correct" passages can push another search's only
+    answer out of the first `k` (the English postmortem behind "INC-2291 是几级故障" grades lower across
+    languages than the runbook's rows for the other half of the question)."""
+    head = evidence[:k]
+    wanted = [r for r in required if any(r is e for e in evidence)]
+    for top in wanted:
+        if any(e is top for e in head):
+            continue
+        spare = [i for i, e in enumerate(head) if not any(e is w for w in wanted)]
+        if not spare:
+            break
+        head[spare[-1]] = top
+    chosen = {id(e) for e in head}
+    return head + [e for e in evidence if id(e) not in chosen]
 
 
 class Synthesizer:
     """Writes the run's answer from its evidence: with the LLM when one is given, else extractively."""
 
-    def __init__(self, extractive: ExtractiveSynthesizer | None = None) -> None:
+    def __init__(self, extractive: ExtractiveSynthesizer | None = None, chunk_at: ChunkAt | None = None) -> None:
+        """`chunk_at` looks up a document's chunk by position (a table's header lives in the chunk before)."""
         self.extractive = extractive or ExtractiveSynthesizer()
+        self.chunk_at = chunk_at
 
     def draft(self, run: Run, evidence: list[Evidence], llm: LLMClient | None) -> Draft:
         if run.outcome.stop_reason == StopReason.NO_EVIDENCE and not evidence:
-            return Draft(nothing_found(run.question))
+            return Draft(nothing_found(has_cjk(run.question)), confidence=Confidence.LOW)
         budget = run.tracker.budget
-        usable = [e for e in evidence if e.grade != "incorrect"] or evidence
+        searches = len(run.plan.subqueries)
+        required = run.evidence.first_hits(searches) if searches > 1 else []
+        usable = covering([e for e in evidence if e.grade != "incorrect"] or evidence, required, budget.evidence_k)
         context = build_context(
             usable, run.question, int(budget.context_tokens * budget.context_split.evidence), budget.evidence_k
         )
+        assessment = assess(run.analysis, context, run.plan.all_queries(), self.chunk_at)
         run.tracer.emit(
             TraceStep.SYNTHESIZE,
             decision=f"{len(context.blocks)} passages",
-            reason=f"{context.dropped} dropped, {sum(b.compressed for b in context.blocks)} compressed",
+            reason=f"{context.dropped} dropped, {sum(b.compressed for b in context.blocks)} compressed; "
+            f"confidence {assessment.confidence}",
             message="writing the answer",
             tokens=context.tokens,
+            args={
+                "analysis": run.analysis.model_dump(mode="json"),
+                "short_answer": assessment.short_answer,
+                "missing": assessment.missing,
+            },
         )
         call = LLMCall(llm, run.tracker.llm_timeout(), run.meter) if llm is not None else None
-        written = llm_or_rules(call, lambda c: self._with_llm(run, context, c), lambda: None)
+        written = llm_or_rules(call, lambda c: self._with_llm(run, context, assessment, c), lambda: None)
         if written.llm_failed:
             run.fall_back(
                 "extractive answer",
                 f"synthesizer failed: {written.failure}",
                 "the model failed; answering extractively",
             )
-        text = written.value or self._extractive(run, context)
-        return Draft(text, context, evidence)
+        if written.value is None and not assessment.answered:
+            run.outcome.nothing_found = True  # the extractive answer says so; an LLM may still find the answer
+        text = written.value or self._extractive(run, context, assessment)
+        return Draft(
+            text,
+            context,
+            evidence,
+            short_answer=assessment.short_answer,
+            confidence=assessment.confidence,
+            conflicts=assessment.conflicts,
+        )
 
-    def _with_llm(self, run: Run, context: Context, call: LLMCall) -> str | None:
+    def _with_llm(self, run: Run, context: Context, assessment: Assessment, call: LLMCall) -> str | None:
         missing = list(run.plan.missing)
         if run.outcome.stop_reason == StopReason.NO_EVIDENCE:
             missing.append(
                 "(no passage clearly answers the question: say so first, then what the closest passages say)"
             )
+        elif not assessment.answered:
+            missing.append("(the passages may not answer the question: if they do not, say so first)")
+        elif len(assessment.parts) > 1:
+            missing.extend(f"(no passage seems to answer this part: {m})" for m in assessment.missing)
         if run.outcome.stop_reason == StopReason.BUDGET:
             missing.append("(the search budget ran out: answer from these passages and say what is still missing)")
         started = time.perf_counter()
         parts: list[str] = []
-        for delta in call.client.stream(
-            synthesizer_messages(run.question, context, missing, run.history, run.user_facts),
-            role=LLMRole.SYNTHESIZER,
-            timeout_s=call.timeout_s,
-            meter=call.meter,
-        ):
+        messages = synthesizer_messages(
+            run.question, context, missing, run.history, run.user_facts, assessment.conflicts
+        )
+        for delta in call.client.stream(messages, role=LLMRole.SYNTHESIZER, timeout_s=call.timeout_s, meter=call.meter):
             parts.append(delta)
             if run.on_token is not None:
                 run.on_token(delta)
@@ -102,9 +131,11 @@ class Synthesizer:
         )
         return "".join(parts).strip() or None
 
-    def _extractive(self, run: Run, context: Context) -> str:
+    def _extractive(self, run: Run, context: Context, assessment: Assessment) -> str:
         weak = run.outcome.stop_reason == StopReason.NO_EVIDENCE
-        text = self.extractive.answer(run.question, run.plan.all_queries(), context, run.plan.missing, weak=weak)
+        text = self.extractive.answer(
+            run.question, run.plan.all_queries(), context, run.plan.missing, weak=weak, assessment=assessment
+        )
         if run.on_token is not None:
             for piece in _pieces(text):
                 run.on_token(piece)
@@ -139,13 +170,31 @@ def _quoted(text: str) -> str:
     return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
 
 
+def _conflict_notes(conflicts: list[Conflict]) -> str:
+    if not conflicts:
+        return ""
+    lines = ["\nSources that disagree (give both side by side with their dates, lead with the one in force):"]
+    for c in conflicts:
+        sides = "; ".join(
+            f"[{v.n}] {_quoted(v.value)}" + (f" ({v.date.isoformat()})" if v.date else "") for v in c.values
+        )
+        current = f" - in force: {_quoted(c.current)}" if c.current else ""
+        lines.append(f"- {_quoted(c.attribute)}: {sides}{current}")
+    return "\n".join(lines)
+
+
 def synthesizer_messages(
-    question: str, context: Context, missing: list[str], history: str = "", user_facts: list[str] | None = None
+    question: str,
+    context: Context,
+    missing: list[str],
+    history: str = "",
+    user_facts: list[str] | None = None,
+    conflicts: list[Conflict] | None = None,
 ) -> list[ChatMessage]:
     blocks = "\n\n".join(f"{block_header(b.n, b.evidence.chunk)}\n<<<\n{_quoted(b.text)}\n>>>" for b in context.blocks)
-    notes = ""
+    notes = _conflict_notes(conflicts or [])
     if missing:
-        notes = "\nSearches that found nothing relevant (say so in the answer):\n" + "\n".join(
+        notes += "\nSearches that found nothing relevant (say so in the answer):\n" + "\n".join(
             f"- {m}" for m in missing
         )
     convo = f"Conversation so far (for reference only):\n{history}\n\n" if history else ""
@@ -156,127 +205,3 @@ def synthesizer_messages(
         {"role": "system", "content": SYNTHESIZER_PROMPT},
         {"role": "user", "content": f"{convo}Passages:\n\n{blocks}\n{notes}\nQuestion: {question}"},
     ]
-
-
-# ------------------------------------------------------------------------------------------ model-free
-
-
-@dataclass(slots=True)
-class _Candidate:
-    block: int  # 1-based context number
-    sentence: str
-    tokens: set[str]
-    prior: float
-
-
-def _idf(candidates: list[_Candidate]) -> dict[str, float]:
-    df: Counter[str] = Counter()
-    for c in candidates:
-        df.update(c.tokens)
-    n = len(candidates)
-    return {t: math.log(1 + n / f) for t, f in df.items()}
-
-
-def _relevance(c: _Candidate, query_tokens: set[str], idf: dict[str, float]) -> float:
-    if not query_tokens:
-        return c.prior
-    total = sum(idf.get(t, math.log(1 + len(idf) or 1)) for t in query_tokens)
-    matched = sum(idf.get(t, 0.0) for t in query_tokens & c.tokens)
-    return 0.75 * (matched / total if total else 0.0) + 0.25 * c.prior
-
-
-def _similar(a: _Candidate, b: _Candidate) -> float:
-    if not a.tokens or not b.tokens:
-        return 0.0
-    return len(a.tokens & b.tokens) / len(a.tokens | b.tokens)
-
-
-def _disagree(a: _Candidate, b: _Candidate, context: Context) -> bool:
-    """Same statement, different numbers, different documents: sources in conflict."""
-    ca, cb = context.blocks[a.block - 1].evidence.chunk, context.blocks[b.block - 1].evidence.chunk
-    if ca.doc_id == cb.doc_id:
-        return False
-    na, nb = set(_NUMBER.findall(a.sentence)), set(_NUMBER.findall(b.sentence))
-    words_a = {t for t in a.tokens if not _NUMBER.fullmatch(t)}
-    words_b = {t for t in b.tokens if not _NUMBER.fullmatch(t)}
-    overlap = len(words_a & words_b) / max(1, len(words_a | words_b))
-    return bool(na and nb and na != nb and overlap >= 0.45)
-
-
-class ExtractiveSynthesizer:
-    """Best sentences for the question and each sub-query, diverse (MMR), each cited."""
-
-    def __init__(self, sentences_per_query: int = 2, max_sentences: int = 5, mmr_lambda: float = 0.7) -> None:
-        self.per_query = sentences_per_query
-        self.max_sentences = max_sentences
-        self.mmr_lambda = mmr_lambda
-
-    def _candidates(self, context: Context) -> list[_Candidate]:
-        out: list[_Candidate] = []
-        for block in context.blocks:
-            grade_bonus = {"correct": 1.0, "ambiguous": 0.6, "incorrect": 0.2}[block.evidence.grade]
-            rank_prior = 1.0 / (1.0 + 0.35 * (block.n - 1))
-            units = [line.strip() for sentence in split_sentences(block.text) for line in sentence.split("\n")]
-            for position, sentence in enumerate(u for u in units if u):
-                if sentence == ELLIPSIS or len(sentence) < 8:
-                    continue
-                position_prior = 1.0 if position == 0 else 0.85
-                out.append(
-                    _Candidate(block.n, sentence, set(tokenize(sentence)), grade_bonus * rank_prior * position_prior)
-                )
-        return out
-
-    def answer(
-        self, question: str, subqueries: list[SubQuery], context: Context, missing: list[str], weak: bool = False
-    ) -> str:
-        """`weak`: nothing passed the grader, so say that first and offer the closest passages as such."""
-        candidates = self._candidates(context)
-        zh = has_cjk(question)
-        chosen: list[_Candidate] = []
-        if weak:
-            subqueries = []
-        if candidates:
-            idf = _idf(candidates)
-            queries = [question] + [s.query for s in subqueries if s.query != question]
-            for query in queries:
-                wanted = set(tokenize_query(query)) | (set(tokenize_query(question)) if query != question else set())
-                for _ in range(self.per_query if query == question else 1):
-                    pick = self._mmr(candidates, chosen, wanted, idf)
-                    if pick is None or len(chosen) >= self.max_sentences:
-                        break
-                    chosen.append(pick)
-        parts: list[str] = []
-        for c in chosen:
-            prefix = ""
-            if any(_disagree(c, other, context) for other in chosen if other is not c):
-                chunk = context.blocks[c.block - 1].evidence.chunk
-                when = f", {chunk.date.isoformat()}" if chunk.date else ""
-                prefix = f"据《{chunk.title}》{when}：" if zh else f"According to {chunk.title}{when}: "
-            parts.append(attach_markers(f"{prefix}{c.sentence}", [c.block]))
-        if weak and parts:
-            lead = (
-                "知识库中没有找到明确回答这个问题的内容。最接近的内容："
-                if zh
-                else ("Nothing in the knowledge base clearly answers this question. The closest passages say:")
-            )
-            parts.insert(0, lead)
-        for item in missing:
-            parts.append(
-                f"知识库中没有找到关于“{item}”的内容。" if zh else f"Nothing in the knowledge base says: {item}."
-            )
-        if not parts:
-            return nothing_found(question)
-        return ("" if zh else " ").join(parts)
-
-    def _mmr(
-        self, candidates: list[_Candidate], chosen: list[_Candidate], wanted: set[str], idf: dict[str, float]
-    ) -> _Candidate | None:
-        best, best_score = None, -1.0
-        for c in candidates:
-            if any(c is x for x in chosen):
-                continue
-            redundancy = max((_similar(c, x) for x in chosen), default=0.0)
-            score = self.mmr_lambda * _relevance(c, wanted, idf) - (1 - self.mmr_lambda) * redundancy
-            if score > best_score:
-                best, best_score = c, score
-        return best

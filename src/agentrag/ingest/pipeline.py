@@ -33,7 +33,7 @@ from agentrag.store.base import IndexedChunk, Store
 from agentrag.text.dates import find_date
 from agentrag.text.fingerprint import fingerprint, sha256_bytes
 from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
-from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument
+from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
 
 ProgressCallback = Callable[[IngestStatus], None]
 
@@ -207,7 +207,7 @@ class IngestPipeline:
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
-                    chunk_id=f"{doc_id}#{position}",
+                    chunk_id=chunk_id_for(doc_id, position),
                     doc_id=doc_id,
                     position=position,
                     text=draft.text,

@@ -6,7 +6,7 @@ from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.steps import Steps
 from agentrag.text.tokenize import has_cjk
-from agentrag.vocab import LLMRole, TraceStep
+from agentrag.vocab import Confidence, LLMRole, TraceStep
 
 
 def answer(run: Run, steps: Steps) -> Draft:
@@ -16,7 +16,7 @@ def answer(run: Run, steps: Steps) -> Draft:
     )
     if decided.llm_failed:
         run.tracer.emit(TraceStep.FALLBACK, decision="canned reply", reason=decided.failure)
-    return Draft(decided.value)
+    return Draft(decided.value, confidence=Confidence.HIGH)  # nothing to look up: the reply is complete
 
 
 def _with_llm(run: Run, steps: Steps, call: LLMCall, n: int) -> str:

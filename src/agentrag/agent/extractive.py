@@ -1,0 +1,165 @@
+"""The model-free synthesizer: an answer a user can act on, written from the passages' own words.
+
+    600 requests per minute[1].                                   the short answer, when the type has one
+    Sources disagree; the newer one is in force:                  conflicting sources, newest first
+    According to <title>, <date>: <its sentence>[n]
+    <the chain that led to the answer, then the answering sentence, then the best other sentences>[n]
+    Nothing in the knowledge base says: <a part that found no answer>.
+
+Every sentence is a unit of one passage (units.py) and carries its `[n]`. Supporting sentences beyond the
+answering ones are picked for the question and each sub-query with maximal marginal relevance (MMR).
+When nothing answers the question it says so first, and the closest passages follow, labelled as such.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrag.agent.assess import Assessment, PartAnswer, assess
+from agentrag.agent.citations import attach_markers
+from agentrag.agent.context import Context
+from agentrag.agent.question import analyze
+from agentrag.agent.selection import Selector, relevance
+from agentrag.agent.units import Unit
+from agentrag.text.tokenize import tokenize_query
+from agentrag.types import SubQuery
+
+_ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
+
+
+def nothing_found(zh: bool) -> str:
+    return "知识库中没有找到能回答这个问题的内容。" if zh else "Nothing in the knowledge base answers this question."
+
+
+def _not_answering(zh: bool) -> str:
+    return (
+        "知识库中没有找到明确回答这个问题的内容。以下是最接近的内容（并未回答这个问题）："
+        if zh
+        else "Nothing in the knowledge base clearly answers this question. "
+        "The closest passages, which do not answer it:"
+    )
+
+
+def _says_nothing(item: str, zh: bool) -> str:
+    return f"知识库中没有找到关于“{item}”的内容。" if zh else f"Nothing in the knowledge base says: {item}."
+
+
+def _ended(text: str, zh: bool) -> str:
+    """A unit as a sentence: a table row or a heading-like line gets the full stop it lacks."""
+    return text if _ENDS.search(text) else text + ("。" if zh else ".")
+
+
+def _similar(a: Unit, b: Unit) -> float:
+    if not a.tokens or not b.tokens:
+        return 0.0
+    return len(a.tokens & b.tokens) / len(a.tokens | b.tokens)
+
+
+class ExtractiveSynthesizer:
+    def __init__(self, sentences_per_query: int = 2, max_sentences: int = 5, mmr_lambda: float = 0.7) -> None:
+        self.per_query = sentences_per_query
+        self.max_sentences = max_sentences
+        self.mmr_lambda = mmr_lambda
+
+    def answer(
+        self,
+        question: str,
+        subqueries: list[SubQuery],
+        context: Context,
+        missing: list[str],
+        weak: bool = False,
+        assessment: Assessment | None = None,
+    ) -> str:
+        """`weak`: nothing passed the grader, so say that first and offer the closest passages as such."""
+        assessment = assessment or assess(analyze(question), context, subqueries)
+        zh = assessment.analysis.language == "zh"
+        if not assessment.units:
+            return nothing_found(zh)
+        selector = Selector(context, assessment.units)
+        if weak or not assessment.answered:
+            closest = self._mmr_fill(selector, question, [], [], limit=3)
+            weak_lines = [_not_answering(zh), self._join(closest, zh)]
+            if missing:
+                weak_lines.append(("" if zh else " ").join(_says_nothing(item, zh) for item in missing))
+            return "\n".join(weak_lines)
+        lines: list[str] = []
+        shown: list[Unit] = []
+        lead = self._short_line(assessment, zh)
+        if lead:
+            lines.append(lead)
+        for part in assessment.parts:
+            lines.extend(self._conflict_lines(part, context, shown, zh))
+        answering = [u for p in assessment.parts if p.answered for u in self._answering_units(p)]
+        answering = [u for u in dict.fromkeys(answering) if u not in shown]
+        shown.extend(answering)
+        support = answering + self._mmr_fill(selector, question, subqueries, shown, self.max_sentences - len(answering))
+        lines.append(self._join(support, zh))
+        gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
+        if gaps:
+            lines.append(("" if zh else " ").join(_says_nothing(item, zh) for item in gaps))
+        return "\n".join(line for line in lines if line)
+
+    # ------------------------------------------------------------------------------------------ pieces
+
+    @staticmethod
+    def _answering_units(part: PartAnswer) -> list[Unit]:
+        return [*part.chain, part.best.unit] if part.best is not None else []
+
+    @staticmethod
+    def _short_line(assessment: Assessment, zh: bool) -> str:
+        pieces = [attach_markers(lead[0], [lead[1]]) for p in assessment.parts if (lead := p.lead) is not None]
+        if not pieces:
+            return ""
+        return ("；".join(dict.fromkeys(pieces)) + "。") if zh else ("; ".join(dict.fromkeys(pieces)) + ".")
+
+    @staticmethod
+    def _conflict_lines(part: PartAnswer, context: Context, shown: list[Unit], zh: bool) -> list[str]:
+        if part.conflict is None:
+            return []
+        lines = ["各来源说法不一，以较新的为准：" if zh else "Sources disagree; the newer one is in force:"]
+        for entry in part.conflict.conflict.values:
+            unit = part.conflict.units[entry.n]
+            shown.append(unit)
+            title = context.blocks[entry.n - 1].evidence.chunk.title
+            if zh:
+                prefix = f"据《{title}》（{entry.date.isoformat()}）：" if entry.date else f"据《{title}》："
+            else:
+                prefix = (
+                    f"According to {title}, {entry.date.isoformat()}: " if entry.date else f"According to {title}: "
+                )
+            lines.append(attach_markers(_ended(f"{prefix}{unit.text}", zh), [entry.n]))
+        return lines
+
+    def _mmr_fill(
+        self, selector: Selector, question: str, subqueries: list[SubQuery], shown: list[Unit], limit: int
+    ) -> list[Unit]:
+        """The best further sentences for the question and each sub-query, diverse (MMR)."""
+        chosen: list[Unit] = []
+        queries = [question] + [s.query for s in subqueries if s.query != question]
+        asked = set(tokenize_query(question))
+        for query in queries:
+            wanted = set(tokenize_query(query)) | (asked if query != question else set())
+            for _ in range(self.per_query if query == question else 1):
+                if len(chosen) >= limit:
+                    return chosen
+                pick = self._mmr(selector, [*shown, *chosen], wanted)
+                if pick is None:
+                    break
+                chosen.append(pick)
+        return chosen
+
+    def _mmr(self, selector: Selector, taken: list[Unit], wanted: set[str]) -> Unit | None:
+        best, best_score = None, -1.0
+        for unit in selector.units:
+            if unit in taken:
+                continue
+            redundancy = max((_similar(unit, x) for x in taken), default=0.0)
+            fit = 0.75 * relevance(unit.tokens, wanted, selector.idf) + 0.25 * selector.prior(unit)
+            score = self.mmr_lambda * fit - (1 - self.mmr_lambda) * redundancy
+            if score > best_score:
+                best, best_score = unit, score
+        return best
+
+    @staticmethod
+    def _join(units: list[Unit], zh: bool) -> str:
+        return ("" if zh else " ").join(attach_markers(_ended(u.text, zh), [u.block]) for u in units)

@@ -1,0 +1,292 @@
+"""Question analysis, model-free, Chinese and English: what kind of answer a question wants, about what.
+
+For each part of a question ("INC-2291 是几级故障？按值班手册，值班人应在多长时间内响应？" has two) it finds:
+- the expected answer type (a definition, a person or team, a date, a number or amount, a duration, yes/no,
+  a choice between named options, a list, steps, a reason, a place, another name);
+- the target attribute: the words naming what is asked ("default rate limit", "住宿标准", "response time");
+- the constraints the answer must respect: codes and ids (INC-2291, E1042, SEV-2), versions (2.3), dates,
+  quoted titles, and names (Kestrel, Aurora API).
+
+Answer selection scores passages for the type and the target, and confidence asks whether the constraints
+were met (see extractive.py). The analysis goes into the trace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentrag.text.tokenize import has_cjk, tokenize_query
+from agentrag.vocab import AnswerType
+
+ConstraintKind = Literal["code", "version", "date", "quoted", "name"]
+
+
+class Constraint(BaseModel):
+    kind: ConstraintKind
+    text: str
+
+
+class QuestionPart(BaseModel):
+    text: str
+    answer_type: AnswerType
+    target: str = Field(description="The words naming what is asked for.")
+    constraints: list[Constraint] = Field(default_factory=list)
+    options: list[str] = Field(default_factory=list, description="For a choice: the named alternatives.")
+    nested: bool = Field(
+        False, description="Names its subject through another entity (the service that caused INC-2291): multi-hop."
+    )
+
+    @property
+    def target_tokens(self) -> list[str]:
+        return tokenize_query(self.target)
+
+
+class QuestionAnalysis(BaseModel):
+    question: str
+    language: Literal["zh", "en"]
+    parts: list[QuestionPart]
+
+    @property
+    def answer_type(self) -> AnswerType:
+        return self.parts[0].answer_type
+
+    @property
+    def constraints(self) -> list[Constraint]:
+        seen: dict[str, Constraint] = {}
+        for part in self.parts:
+            for c in part.constraints:
+                seen.setdefault(c.text.lower(), c)
+        return list(seen.values())
+
+
+# ------------------------------------------------------------------------------------------ answer types
+
+# (pattern, type), first match wins; English patterns are matched on the lower-cased question.
+_EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
+    (re.compile(r"\b(deadline|no later than|by when|how soon|within how)\b"), AnswerType.DURATION),
+    (re.compile(r"\b(what|which) (severity|priority|level|tier|grade)\b|\bhow severe\b"), AnswerType.LEVEL),
+    (re.compile(r"^\s*why\b|\bwhat (is|was) the reason\b|\bwhat causes?\b|\bwhat led to\b"), AnswerType.REASON),
+    (
+        re.compile(r"\bhow (long|often)\b|\bfor how long\b|\bhow many (days|weeks|months|years|hours|minutes)\b"),
+        AnswerType.DURATION,
+    ),
+    (
+        re.compile(r"\bhow (many|much|old|big|large|tall|high|far|fast)\b|\bwhat (percentage|share|number)\b"),
+        AnswerType.NUMBER,
+    ),
+    (
+        re.compile(r"^\s*how (do|does|did|can|could|should|would|to)\b|\bwhat (are the )?steps\b|\bhow to\b"),
+        AnswerType.PROCEDURE,
+    ),
+    (
+        re.compile(r"^\s*when\b|\bwhat (year|date|day|time|month)\b|\b(in |on )?which (year|date|day|month)\b"),
+        AnswerType.DATE,
+    ),
+    (
+        re.compile(r"^\s*(who|whom|whose)\b|\bwhich (person|people|team|group|company|organization)\b"),
+        AnswerType.PERSON,
+    ),
+    (
+        re.compile(r"^\s*where\b|\b(what|which) (country|city|state|county|province|town|place|region|continent)\b"),
+        AnswerType.PLACE,
+    ),
+    (
+        re.compile(
+            r"\bwhat does .{1,60} (mean|stand for)\b|\bwhat is the meaning of\b|^\s*define\b|\bwhat is meant by\b"
+        ),
+        AnswerType.DEFINITION,
+    ),
+    (
+        re.compile(
+            r"^\s*(list|name)\b|\bwhat (are|were) (the|all)\b|\bwhich .{1,40} (are|were)\b|\bwhat changed\b|"
+            r"\bdifferences?\b"
+        ),
+        AnswerType.LIST,
+    ),
+]
+_EN_YES_NO = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may)\b")
+# Nouns that name a quantity: "what is the default rate limit" asks for a number, "what is Kestrel" for a definition.
+_QUANTITY_WORDS = (
+    r"limit|limits|rate|price|cost|fee|quota|size|number|count|amount|percentage|credit|budget|salary|"
+    r"population|length|height|capacity|score|total|revenue|sla|uptime|cap|maximum|minimum|threshold|"
+    r"allowance|rent|wage|tax|discount|speed|distance|weight|area|volume|temperature|age"
+)
+_QUANTITY_NOUNS = re.compile(rf"\b({_QUANTITY_WORDS})\b")
+_WHAT_QUANTITY = re.compile(rf"^\s*(what|which)\s+(\w+\s+){{0,2}}?({_QUANTITY_WORDS})\b")
+_ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
+    # A deadline ("最晚什么时候提交") is answered by a time limit: "费用发生后 30 天内".
+    (re.compile(r"最晚|最迟|截止|期限|时限"), AnswerType.DURATION),
+    (re.compile(r"几级|哪一?级|什么级别|哪个级别|等级是"), AnswerType.LEVEL),
+    (re.compile(r"为什么|为何|什么原因|原因是"), AnswerType.REASON),
+    (
+        re.compile(r"多长时间|多久|多少(天|周|个月|年|小时|分钟|秒)|几(天|周|个月|年|小时|分钟)|时限"),
+        AnswerType.DURATION,
+    ),
+    (re.compile(r"什么时候|何时|哪一?年|哪一?天|几月|几号|什么日期|哪个月"), AnswerType.DATE),
+    (re.compile(r"多少|几[个级次名位家条种项倍]|多大|多高|多远|百分之几|比例"), AnswerType.NUMBER),
+    (
+        re.compile(r"如何|怎么(做|办|处理|解决|配置|设置|申请)?|怎样|步骤|流程|先查什么|应该(先)?做什么"),
+        AnswerType.PROCEDURE,
+    ),
+    (re.compile(r"谁|哪位|哪个(人|团队|组|部门|公司)|哪(两|几)?个公司|负责人是"), AnswerType.PERSON),
+    (re.compile(r"哪里|在哪|何地|哪个(国家|城市|省|地方)|什么地方"), AnswerType.PLACE),
+    (re.compile(r"哪些|有什么区别|区别|不同|差异|变化|列举"), AnswerType.LIST),
+    (re.compile(r"是什么意思|什么意思|指什么|含义|是什么[？?]?$|什么是"), AnswerType.DEFINITION),
+]
+_ZH_YES_NO = re.compile(r"是否|是不是|能不能|可不可以|有没有|吗[？?]?$")
+_CHOICE_EN = re.compile(r"\b(which|who|what|whose)\b[^?]{0,120}?,?\s([^?]{1,80}?)\bor\b\s+([^?]+)", re.I)
+
+
+def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
+    if len(options) >= 2:
+        return AnswerType.CHOICE
+    if zh:
+        if "还是" in text:
+            return AnswerType.CHOICE
+        for pattern, kind in _ZH_TYPES:
+            if pattern.search(text):
+                return kind
+        return AnswerType.YES_NO if _ZH_YES_NO.search(text) else AnswerType.ENTITY
+    lower = text.lower()
+    for pattern, kind in _EN_TYPES:
+        if pattern.search(lower):
+            return kind
+    if _EN_YES_NO.match(lower):
+        return AnswerType.YES_NO
+    if re.match(r"^\s*what (is|are|was|were)\b", lower):
+        return AnswerType.NUMBER if _QUANTITY_NOUNS.search(lower) else _definition_or_entity(lower)
+    if _WHAT_QUANTITY.match(lower):
+        return AnswerType.NUMBER  # "what service credit ...", "which fee ..."
+    return AnswerType.ENTITY
+
+
+def _definition_or_entity(lower: str) -> AnswerType:
+    """ "What is E1042?" / "What is Kestrel?" ask for a definition; "what is the capital of X" for a name."""
+    rest = re.sub(r"^\s*what (is|are|was|were)\s+", "", lower).rstrip(" ?")
+    return AnswerType.DEFINITION if len(rest.split()) <= 3 and not rest.startswith("the ") else AnswerType.ENTITY
+
+
+# ------------------------------------------------------------------------------------------ constraints
+
+_CODE = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{0,9}-?\d+[A-Z0-9-]*)(?![\w-])")
+_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+(?:\.\d+)?)(?![\w.])")
+_DATE = re.compile(
+    r"\d{4}-\d{1,2}-\d{1,2}|\d{4}\s?年(?:\s?\d{1,2}\s?月(?:\s?\d{1,2}\s?日)?)?|(?<!\d)(?:1[5-9]|20)\d\d(?!\d)"
+)
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
+_EN_NAME = re.compile(r"(?<![\w'])([A-Z][\w'’&.-]*(?:\s+(?:of|the|de|la|von|van|for|&)?\s*[A-Z][\w'’&.-]*)*)")
+_LATIN_IN_ZH = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*(?:\s+[A-Z][A-Za-z0-9_.+-]*)*")
+_SENTENCE_START_WORDS = frozenset(
+    "what which who whom whose when where why how is are was were do does did can could has have had will would "
+    "should the a an in on at of for to and or list name define".split()
+)
+_ZH_GENERIC_LATIN = frozenset({"sla", "api", "key", "http", "oa", "id", "url", "sso"})
+
+
+def _constraints(text: str, zh: bool) -> list[Constraint]:
+    found: list[Constraint] = []
+
+    def add(kind: ConstraintKind, value: str) -> None:
+        value = value.strip(" ,.;:'’")
+        if value and not any(value.lower() in c.text.lower() for c in found):
+            found.append(Constraint(kind=kind, text=value))
+
+    for m in _QUOTED.finditer(text):
+        add("quoted", next(g for g in m.groups() if g))
+    text = _QUOTED.sub(" ", text)  # a quoted title is one constraint, not also a source of names and codes
+    for m in _CODE.finditer(text):
+        add("code", m.group(1))
+    for m in _DATE.finditer(text):
+        add("date", m.group(0))
+    for m in _VERSION.finditer(text):
+        add("version", m.group(1))
+    if zh:
+        for m in _LATIN_IN_ZH.finditer(text):
+            if m.group(0).lower() not in _ZH_GENERIC_LATIN:
+                add("name", m.group(0))
+        return found
+    for m in _EN_NAME.finditer(text):
+        words = m.group(1).split()
+        while words and words[0].lower() in _SENTENCE_START_WORDS:
+            words = words[1:]
+        name = re.sub(r"['’]s$", "", " ".join(words))
+        if name and not _VERSION.fullmatch(words[0]):
+            add("name", name)
+    return found
+
+
+# ------------------------------------------------------------------------------------------ targets
+
+_EN_SCAFFOLD = re.compile(
+    r"(?<![\w-])(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
+    r"has|have|had|the|a|an|of|in|on|at|for|to|by|with|from|and|or|that|this|these|those|it|its|their|there|"
+    r"many|much|long|often|mean|means|meaning|stand|define|list|name|get|got|entitled|between|according)(?![\w-])",
+    re.I,
+)
+_ZH_SCAFFOLD = re.compile(
+    r"请问|是什么意思|什么意思|是什么|是多少|多长时间|多少|多久|什么时候|何时|为什么|如何|怎么|怎样|哪些|哪个|哪里|"
+    r"有什么|什么|哪|谁|几级|几|吗|呢|应该|应当|最晚|[？?，,。！!、：:《》「」“”\"]"
+)
+
+
+def _target(text: str, zh: bool, constraints: list[Constraint]) -> str:
+    rest = text
+    for c in sorted(constraints, key=lambda c: -len(c.text)):
+        rest = re.sub(rf"{re.escape(c.text)}(['’]s)?", " ", rest)
+    if zh:
+        return " ".join(_ZH_SCAFFOLD.sub(" ", rest).split())
+    rest = re.sub(r"[^\w\s'-]", " ", rest)
+    return " ".join(_EN_SCAFFOLD.sub(" ", rest).split())
+
+
+# ------------------------------------------------------------------------------------------ parts
+
+
+def _options(text: str, zh: bool) -> list[str]:
+    if zh:
+        m = re.search(r"(.{1,20}?)还是(.{1,20}?)[？?]?$", text)
+        return [m.group(1).strip("，, "), m.group(2).strip("，, ")] if m else []
+    m = _CHOICE_EN.search(text)
+    if not m:
+        return []
+    first = m.group(2).rsplit(",", 1)[-1].strip(' ,"“”')
+    second = m.group(3).strip(' ?."“”')
+    return [first, second] if first and second and len(first.split()) <= 8 else []
+
+
+def split_parts(question: str) -> list[str]:
+    """Separate questions asked in one message: text after a question mark that is itself a question."""
+    pieces = [p.strip() for p in re.split(r"(?<=[？?])\s*", question) if p.strip()]
+    return pieces if len(pieces) > 1 and all(len(p) >= 4 for p in pieces) else [question.strip()]
+
+
+# "the service that caused INC-2291", "the team of the person who ...": the subject is reached through a hop.
+_NESTED_EN = re.compile(
+    r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
+    r"|\b(of|by|for|in|from) the .{3,60}? (of|by|for|that|who|which)\b"
+    r"|\b(affected|caused|owned|run|led|founded|written|directed|produced|published) by\b",
+    re.I,
+)
+_NESTED_ZH = re.compile(r"(导致|引起|造成|负责|开发|发布|创办|创建|属于|所在|受|影响)[^，。？?]{0,12}?的")
+
+
+def analyze(question: str) -> QuestionAnalysis:
+    zh = has_cjk(question)
+    parts: list[QuestionPart] = []
+    for text in split_parts(question):
+        options = _options(text, zh)
+        constraints = _constraints(text, zh)
+        parts.append(
+            QuestionPart(
+                text=text,
+                answer_type=_answer_type(text, zh, options),
+                target=_target(text, zh, constraints),
+                constraints=constraints,
+                options=options,
+                nested=bool((_NESTED_ZH if zh else _NESTED_EN).search(text)),
+            )
+        )
+    return QuestionAnalysis(question=question, language="zh" if zh else "en", parts=parts)

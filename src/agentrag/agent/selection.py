@@ -1,0 +1,327 @@
+"""Answer selection, model-free: which unit of the context answers a question part, and the short answer in it.
+
+Units are scored for more than similarity: a unit answers when it holds a value of the type the part asks for
+(a number for "how many", a date for "when", a definition for "what does X mean"), names the target attribute,
+and meets the part's constraints (the code, version, entity or level asked about), in the unit itself or in
+its passage's title and headings. Table rows whose first cell is the constraint ("SEV-2", "一线城市") win over
+rows that merely share words. The short answer is the value of the expected type nearest to the target words
+in the best unit, or the span of the unit that fills the question's gap ("由 ___ 合作开发").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from agentrag.agent.context import Context
+from agentrag.agent.question import Constraint, QuestionPart
+from agentrag.agent.units import Unit
+from agentrag.agent.values import Value, values
+from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
+from agentrag.vocab import AnswerType
+
+# Weights of the signals in a unit's score (tuned on the dev sets, see BENCHMARKS.md).
+W_RELEVANCE = 0.50
+W_TARGET = 0.15
+W_TYPE = 0.15
+W_CONSTRAINT = 0.10
+W_PRIOR = 0.10
+W_EARLIER = 0.15  # a unit naming what an earlier part of the question found
+GRADE_PRIOR = {"correct": 1.0, "ambiguous": 0.6, "incorrect": 0.2}
+TYPE_CHECKED = 12  # units, by the cheap signals, that are checked for a value of the expected type
+# Types whose answer is a value a unit can hold; the others (list, steps, reason) are answered by sentences.
+VALUE_TYPES = frozenset(
+    {
+        AnswerType.NUMBER,
+        AnswerType.DURATION,
+        AnswerType.LEVEL,
+        AnswerType.DATE,
+        AnswerType.PERSON,
+        AnswerType.PLACE,
+        AnswerType.ENTITY,
+    }
+)
+_DEFINES = re.compile(
+    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|(?<=\w) (is|are) (a|an|the)\b|"
+    r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
+    re.I,
+)
+_MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
+_QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
+_QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
+_SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    unit: Unit
+    score: float
+    typed: bool  # holds a value of the expected type (or a definition, for definition questions)
+    constraints: float  # share of the part's constraints met by the unit or its passage
+    target: float  # share of the target words in the unit or its passage's headings
+    met: bool  # every constraint is met (stated, in the passage's title or headings, or through a bridge)
+
+
+def idf(units: list[Unit]) -> dict[str, float]:
+    df: Counter[str] = Counter()
+    for u in units:
+        df.update(u.tokens)
+    n = len(units)
+    return {t: math.log(1 + n / f) for t, f in df.items()}
+
+
+def relevance(tokens: frozenset[str], wanted: set[str], weights: dict[str, float]) -> float:
+    """IDF-weighted share of the wanted tokens that the unit holds."""
+    if not wanted:
+        return 0.0
+    default = math.log(1 + len(weights) or 1)
+    total = sum(weights.get(t, default) for t in wanted)
+    return sum(weights.get(t, 0.0) for t in wanted & tokens) / total if total else 0.0
+
+
+class Selector:
+    """Scores a context's units for one question part.
+
+    A constraint counts as met by a unit when the unit states it, or its passage's title or headings do (the
+    passage is about it), or the unit names a bridge entity that another passage links to the constraint
+    (INC-2291 → Kestrel: "the service that caused INC-2291" is answered by a passage about Kestrel).
+    """
+
+    def __init__(self, context: Context, units: list[Unit], bridges: list[str] | None = None) -> None:
+        self.context = context
+        self.units = units
+        self.idf = idf(units)
+        self.bridges = [b for b in (bridges or []) if b]
+        self._headings: dict[int, frozenset[str]] = {}
+        self._about: dict[int, str] = {}  # title and headings, normalised
+        self._passages: dict[int, str] = {}
+        for b in context.blocks:
+            chunk = b.evidence.chunk
+            self._headings[b.n] = frozenset(tokenize(" ".join([chunk.title, *chunk.heading_path])))
+            self._about[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading]))
+            self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
+
+    def prior(self, unit: Unit) -> float:
+        block = self.context.blocks[unit.block - 1]
+        rank = 1.0 / (1.0 + 0.35 * (block.n - 1))
+        position = 1.0 if unit.position == 0 else 0.85
+        return GRADE_PRIOR[block.evidence.grade] * rank * position
+
+    def passage(self, block: int) -> str:
+        """The block's title, headings and text, normalised for matching."""
+        return self._passages[block]
+
+    def states(self, constraint: Constraint, unit: Unit) -> float:
+        """1 when the unit states the constraint, 0.8 when its passage is about it (title, headings), else 0."""
+        if constraint.kind in ("name", "quoted"):
+            wanted = set(tokenize(constraint.text))
+            if wanted and wanted <= unit.tokens:
+                return 1.0
+            return 0.8 if wanted and wanted <= self._headings[unit.block] else 0.0
+        key = normalize_for_match(constraint.text)
+        if key and key in normalize_for_match(unit.text):
+            return 1.0
+        return 0.8 if key and key in self._about[unit.block] else 0.0
+
+    def _bridged(self, constraint: Constraint, unit: Unit) -> bool:
+        """The unit names a bridge entity that some other passage names together with the constraint."""
+        text = normalize_for_match(unit.text) + self._about[unit.block]
+        key = normalize_for_match(constraint.text)
+        return any(
+            normalize_for_match(b) in text
+            and any(normalize_for_match(b) in p and key in p for n, p in self._passages.items() if n != unit.block)
+            for b in self.bridges
+        )
+
+    def constraint_share(self, part: QuestionPart, unit: Unit) -> tuple[float, bool]:
+        """The share of the constraints met, and whether all are."""
+        if not part.constraints:
+            return 1.0, True
+        bridged = part.nested and bool(self.bridges)
+        shares = [
+            self.states(c, unit) or (0.8 if bridged and self._bridged(c, unit) else 0.0) for c in part.constraints
+        ]
+        return sum(shares) / len(shares), all(shares)
+
+    def target_share(self, part: QuestionPart, unit: Unit) -> float:
+        wanted = set(part.target_tokens)
+        if not wanted:
+            return 1.0
+        inside = len(wanted & unit.tokens)
+        around = len((wanted - unit.tokens) & self._headings[unit.block])
+        return (inside + 0.5 * around) / len(wanted)
+
+    def relevance(self, unit: Unit, wanted: set[str]) -> float:
+        """The unit's share of the wanted words; its headings count half (a table row means little without them)."""
+        direct = relevance(unit.tokens, wanted, self.idf)
+        around = relevance(self._headings[unit.block] - unit.tokens, wanted, self.idf)
+        return direct + 0.5 * around
+
+    def _base(
+        self, part: QuestionPart, unit: Unit, wanted: set[str], earlier: list[str]
+    ) -> tuple[float, float, float, bool]:
+        cons, met = self.constraint_share(part, unit)
+        target = self.target_share(part, unit)
+        value = (
+            W_RELEVANCE * self.relevance(unit, wanted)
+            + W_TARGET * target
+            + W_CONSTRAINT * cons
+            + W_PRIOR * self.prior(unit)
+        )
+        if earlier:  # what earlier parts of the question found (SEV-2) picks the row a later part reads
+            keys = [normalize_for_match(e) for e in earlier if e]
+            if unit.kind == "row" and any(k == normalize_for_match(unit.first_cell) for k in keys):
+                value += 2 * W_EARLIER
+            elif any(k in normalize_for_match(unit.text) for k in keys):
+                value += W_EARLIER
+        return value, cons, target, met
+
+    def ranked(self, part: QuestionPart, earlier: list[str] | None = None) -> list[Scored]:
+        """Units best first. The type check (the costly part) runs only on the best of the cheap scores."""
+        wanted = set(tokenize_query(part.text))
+        base = sorted(((self._base(part, u, wanted, earlier or []), u) for u in self.units), key=lambda x: -x[0][0])
+        out: list[Scored] = []
+        for i, ((value, cons, target, met), unit) in enumerate(base):
+            typed = i < TYPE_CHECKED and holds_answer(part, unit)
+            out.append(Scored(unit, value + W_TYPE * typed, typed, cons, target, met))
+        return sorted(out, key=lambda s: -s.score)
+
+
+# ------------------------------------------------------------------------------------------ typed answers
+
+
+def holds_answer(part: QuestionPart, unit: Unit) -> bool:
+    kind = part.answer_type
+    if kind == AnswerType.DEFINITION:
+        return definition(part, unit) is not None
+    if kind in VALUE_TYPES:
+        return bool(_candidates(part, unit))
+    return False
+
+
+def _asked(part: QuestionPart, value: str) -> bool:
+    """A value the question itself states ("2025-03-14 的周会…") is not its answer."""
+    key = normalize_for_match(value)
+    return bool(key) and key in normalize_for_match(part.text)
+
+
+def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
+    kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
+    found = [v for v in values(unit.text, kind) if not _asked(part, v.text)]
+    if kind == AnswerType.ENTITY and unit.kind == "row":
+        found = found or [Value(v, 0, 0) for _, v in unit.cells[1:] if v and not _asked(part, v)]
+    return found
+
+
+def definition(part: QuestionPart, unit: Unit) -> str | None:
+    """The defining words: a table row's meaning cell, or what follows "X means" / "X 是指" in a sentence."""
+    subjects = [c.text for c in part.constraints] or [part.target]
+    if unit.kind == "row":
+        if not any(normalize_for_match(s) in normalize_for_match(unit.first_cell) for s in subjects if s):
+            return None
+        for header, value in unit.cells[1:]:
+            if _MEANING_HEADERS.search(header):
+                return value
+        return unit.cells[1][1] if len(unit.cells) > 1 else None
+    text = unit.text
+    for subject in subjects:
+        at = text.find(subject) if subject else -1
+        if at < 0:
+            continue
+        m = _DEFINES.search(text, at + len(subject))
+        if m and m.start() - (at + len(subject)) <= 12:
+            return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
+    return None
+
+
+def _near(candidates: list[Value], text: str, anchors: list[str]) -> Value:
+    """The candidate closest to where the target words occur in the text."""
+    spots = [m.start() for a in anchors if a for m in re.finditer(re.escape(a), text, re.I)]
+    if not spots:
+        return candidates[0]
+    return min(candidates, key=lambda v: min(abs(v.start - s) for s in spots))
+
+
+def _row_value(part: QuestionPart, unit: Unit) -> str | None:
+    """In a table row, the cell under the header that names the target (or the first value cell)."""
+    wanted = set(part.target_tokens)
+    kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
+    cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
+    for header, value in cells:
+        if wanted & set(tokenize(header)) and (kind == AnswerType.ENTITY or values(value, kind)):
+            return value
+    for _, value in cells:
+        if values(value, kind):
+            return value
+    return None
+
+
+def short_answer(part: QuestionPart, unit: Unit) -> str | None:
+    """The answer in a few words, from the unit; None when the type has no short form or nothing fits."""
+    kind = part.answer_type
+    if kind == AnswerType.DEFINITION:
+        found = definition(part, unit)
+        return _clip(found) if found else None
+    if kind not in VALUE_TYPES:
+        return None
+    if unit.kind == "row":
+        cell = _row_value(part, unit)
+        if cell:
+            return cell
+    candidates = _candidates(part, unit)
+    slot = slot_span(part.text, unit.text)
+    if slot is not None:
+        inside = [v for v in candidates if v.text in slot]
+        if inside:
+            return inside[0].text
+        if kind == AnswerType.ENTITY or not candidates:
+            return slot
+    if not candidates:
+        return None
+    return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ------------------------------------------------------------------------------------------ the question's gap
+
+
+def _words(text: str) -> list[str]:
+    if has_cjk(text):
+        import jieba
+
+        return [w for w in jieba.lcut(text) if w.strip()]
+    return re.findall(r"[\w'-]+", text)
+
+
+def slot_span(question: str, sentence: str) -> str | None:
+    """The words of the sentence that stand where the question has its question word.
+
+    "广茂铁路全长多少公里？" against "广茂铁路全长364.6公里" gives "364.6": the nearest question words before the gap
+    ("全长") and after it ("公里") are found in the sentence, and what lies between them is the answer.
+    """
+    pattern = _QUESTION_WORDS_ZH if has_cjk(question) else _QUESTION_WORDS_EN
+    gap = pattern.search(question)
+    if gap is None:
+        return None
+    before = [w for w in _words(question[: gap.start()]) if len(w) > 1 or has_cjk(w)][-3:]
+    after = [w for w in _words(question[gap.end() :]) if w not in "？?。." and (len(w) > 1 or has_cjk(w))][:3]
+    left = max((sentence.rfind(w) + len(w) for w in reversed(before) if w in sentence), default=-1)
+    start = max(left, 0)
+    right = min((p for w in after if (p := sentence.find(w, start)) > start), default=-1)
+    if left < 0 and right < 0:
+        return None
+    if left >= 0 and right > left:
+        span = sentence[left:right]
+    elif left >= 0:
+        span = re.split(r"[，,。.；;！!？?]", sentence[left:], maxsplit=1)[0]
+    else:
+        span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
+    span = span.strip(_SPAN_TRIM)
+    return span if 0 < len(span) <= 40 else None

@@ -1,0 +1,140 @@
+"""Typed values in text: numbers and amounts with their units, durations, dates and times, names.
+
+The extractive synthesizer looks for a value of the type a question asks for in the passages it selects
+(question.py says which type), and gives it as the short answer. Each finder returns spans of the text it
+was given, in order, so the nearest value to the words the question asked about can be chosen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from agentrag.text.tokenize import CJK_RANGES, has_cjk
+from agentrag.vocab import AnswerType
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_ZH_NUM = r"[零一二两三四五六七八九十百千万亿]+"
+_EN_NUM_WORDS = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|hundred|a hundred|a thousand|dozen)"
+)
+_TIME_UNITS_EN = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|business days?|working days?)"
+# No bare 月/日 (3 月 is March, not three months) and no year after four digits (2025 年 is a date).
+_TIME_UNITS_ZH = r"(?:秒钟?|分钟|小时|个?工作日|天|周|个?星期|个月|年)"
+_YEAR_OF = re.compile(r"^\d{4}\s?年")  # "2025 年" is a date, not a duration
+_UNITS_EN = (
+    r"(?:%|percent|per cent|km|kilometres?|kilometers?|miles?|m|metres?|meters?|kg|GB|TB|MB|KB|ms|"
+    r"requests?|documents?|people|persons|employees|members|seats|copies|episodes|games|goals|points|votes|"
+    r"stores|students|times|clauses|results|indexes|million|billion|thousand)"
+)
+_UNITS_ZH = (
+    r"(?:%|元|美元|万元|亿元|万|亿|千|个|次|条|人|名|位|家|座|所|部|集|场|届|倍|"
+    r"平方公里|公里|千米|米|厘米|吨|公斤|克|GB|TB|MB)"
+)
+_CURRENCY = r"(?:[¥$€£]|RMB\s?|US\$)"
+
+_DURATION = re.compile(
+    rf"(?:{_NUM}|{_EN_NUM_WORDS})(?:\s?(?:to|-|–)\s?(?:{_NUM}|{_EN_NUM_WORDS}))?\s?{_TIME_UNITS_EN}\b|"
+    rf"(?:{_NUM}|{_ZH_NUM})\s?{_TIME_UNITS_ZH}(?:内|以内|之内|后)?",
+    re.I,
+)
+_AMOUNT = re.compile(
+    rf"{_CURRENCY}?{_NUM}\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
+    rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁)",
+    re.I,
+)
+_LEVEL = re.compile(r"(?<![\w-])(?:SEV|Sev|P|L|Level|Tier|S)[- ]?\d\b|[一二三四五六七八九十\d]+\s?级")
+_MONTHS = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
+)
+_WEEKDAYS = (
+    r"(?:Mondays?|Tuesdays?|Wednesdays?|Thursdays?|Fridays?|Saturdays?|Sundays?|"
+    r"周[一二三四五六日天]|星期[一二三四五六日天])"
+)
+_CLOCK = r"\d{1,2}:\d{2}"
+_DATE = re.compile(
+    rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|"
+    rf"\d{{4}}\s?年\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?日)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?日|\d{{4}}\s?年|"
+    rf"(?:\d{{1,2}}\s)?{_MONTHS}(?:\s\d{{1,2}})?,?\s\d{{4}}|{_MONTHS}\s\d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"{_WEEKDAYS}(?:\s?(?:between|from|at)?\s?{_CLOCK}(?:\s?(?:and|to|-|–|—|至|到)\s?{_CLOCK})?)?|"
+    rf"{_CLOCK}\s?(?:-|–|—|至|到|to)\s?{_CLOCK}|"
+    rf"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)",
+    re.I,
+)
+_NAME_WORD = r"(?:[A-Z]\.|[A-Z][\w'’&-]*)"
+_EN_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&)?\s*{_NAME_WORD})*")
+_TEAM_EN = re.compile(r"(?:the\s)?(?:[A-Z][\w&-]*\s){1,3}(?:team|group|department|division|committee)\b")
+_TEAM_ZH = re.compile(rf"[{CJK_RANGES}A-Za-z]{{2,8}}(?:组|团队|部门|部|委员会|小组)")
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
+_STARTS = frozenset("the a an in on at of for to and but or it this that these he she they his her its".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    text: str
+    start: int
+    end: int
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[Value]:
+    return [Value(m.group(0).strip(), m.start(), m.end()) for m in pattern.finditer(text) if m.group(0).strip()]
+
+
+@lru_cache(maxsize=4096)
+def _zh_names(text: str, flags: frozenset[str]) -> tuple[Value, ...]:
+    """Chinese names by part of speech (jieba): nr person, ns place, nt organisation, nz other proper noun."""
+    import jieba.posseg as pseg
+
+    out: list[Value] = []
+    pos = 0
+    for word in pseg.cut(text):
+        start = text.find(word.word, pos)
+        if start < 0:
+            continue
+        pos = start + len(word.word)
+        if word.flag in flags and len(word.word) >= 2:
+            out.append(Value(word.word, start, pos))
+    return tuple(out)
+
+
+def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
+    """Capitalised names (English), jieba proper nouns (Chinese), team names and quoted titles."""
+    found = [Value(next(g for g in m.groups() if g), m.start(), m.end()) for m in _QUOTED.finditer(text)]
+    if kind == AnswerType.PERSON:
+        found += _spans(_TEAM_EN, text) + _spans(_TEAM_ZH, text)
+    if has_cjk(text):
+        flags = {AnswerType.PERSON: {"nr", "nt"}, AnswerType.PLACE: {"ns"}}.get(kind, {"nr", "ns", "nt", "nz"})
+        found += list(_zh_names(text, frozenset(flags)))
+    for m in _EN_NAME.finditer(text):
+        words = m.group(0).split()
+        while words and words[0].lower() in _STARTS:
+            words = words[1:]
+        if words and not words[0][0].isdigit():
+            phrase = " ".join(words)
+            found.append(Value(phrase, m.end() - len(phrase), m.end()))
+    return sorted(found, key=lambda v: (v.start, -len(v.text)))
+
+
+def values(text: str, kind: AnswerType) -> list[Value]:
+    """Values of the given type in the text, in order (empty for types without a value: list, steps, reason)."""
+    if kind == AnswerType.DURATION:
+        return [v for v in _spans(_DURATION, text) if not _YEAR_OF.match(v.text)]
+    if kind == AnswerType.LEVEL:
+        return _spans(_LEVEL, text)
+    if kind == AnswerType.NUMBER:
+        return [v for v in _spans(_AMOUNT, text) if any(ch.isdigit() for ch in v.text) or has_cjk(v.text)]
+    if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
+        return sorted(_spans(_DATE, text) + values(text, AnswerType.DURATION), key=lambda v: v.start)
+    if kind in (AnswerType.PERSON, AnswerType.PLACE):
+        return names(text, kind)
+    if kind == AnswerType.ENTITY:  # "what is the X": a name, or else an amount or a date
+        found = names(text, kind) + _spans(_AMOUNT, text) + _spans(_DATE, text)
+        return sorted((v for v in found if any(ch.isalnum() for ch in v.text)), key=lambda v: v.start)
+    return []
+
+
+def has_value(text: str, kind: AnswerType) -> bool:
+    return bool(values(text, kind))
