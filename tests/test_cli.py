@@ -6,7 +6,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentrag.cli import app
-from tests.helpers import write
+from tests.helpers import ASK_KEYS, CITATION_KEYS, write
 
 runner = CliRunner()
 
@@ -105,7 +105,7 @@ def test_eval_on_a_tiny_benchmark_dataset_writes_the_contract_json(tmp_path: Pat
     result = json.loads(out.read_text())
     assert set(result) >= {"dataset", "queries", "retrieval", "answer", "process", "ingest"}
     assert set(result["retrieval"]) == {"recall@5", "recall@10", "recall@20", "all_recall@10", "ndcg@10", "mrr@10"}
-    assert set(result["answer"]) == {"contains", "em", "f1", "abstain_rate"}
+    assert set(result["answer"]) == {"contains", "em", "f1", "abstain_rate", "calibration"}
     assert set(result["process"]) == {
         "llm_calls_mean",
         "retrieval_calls_mean",
@@ -135,22 +135,11 @@ def test_ask_json_is_the_contract_and_stream_shows_progress(tmp_path: Path) -> N
     code, output = run("ask", "What does E1042 mean?", "--home", home, "--json")
     assert code == 0
     answer = json.loads(output)
-    assert set(answer) == {
-        "answer",
-        "short_answer",
-        "confidence",
-        "conflicts",
-        "citations",
-        "mode",
-        "stop_reason",
-        "usage",
-        "unsupported",
-        "trace_id",
-    }
+    assert set(answer) == ASK_KEYS
     assert set(answer["usage"]) == {"llm_calls", "retrieval_calls", "prompt_tokens", "completion_tokens", "ms"}
     assert answer["stop_reason"] == "answered"
     assert "quota is exhausted" in answer["answer"]
-    assert set(answer["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote", "page"}
+    assert set(answer["citations"][0]) == CITATION_KEYS
     assert (tmp_path / "home" / "traces" / "default" / f"{answer['trace_id']}.jsonl").exists()
 
     code, output = run("ask", "住宿标准是多少？", "--home", home, "--stream")

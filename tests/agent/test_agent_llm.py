@@ -17,7 +17,7 @@ import pytest
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import load_settings
-from tests.helpers import write
+from tests.helpers import ASK_KEYS, CITATION_KEYS, write
 from tests.llm_server import Reply, ScriptedLLM, prompt_text, text, tool_calls
 
 ROLES = ("router", "planner", "grader", "rewriter", "sufficiency", "synthesizer", "summarizer", "agent")
@@ -152,19 +152,8 @@ def test_plan_search_answer_with_correct_citations(kb_factory: Callable[..., Kno
         "done",
     ]
     contract = answer.contract()
-    assert set(contract) == {
-        "answer",
-        "short_answer",
-        "confidence",
-        "conflicts",
-        "citations",
-        "mode",
-        "stop_reason",
-        "usage",
-        "unsupported",
-        "trace_id",
-    }
-    assert set(contract["citations"][0]) == {"n", "doc_id", "chunk_id", "source", "quote", "page"}  # type: ignore[index]
+    assert set(contract) == ASK_KEYS
+    assert set(contract["citations"][0]) == CITATION_KEYS  # type: ignore[index]
 
 
 def cause_answer(body: dict[str, Any]) -> Reply:

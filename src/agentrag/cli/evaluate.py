@@ -103,5 +103,10 @@ def _summary(result: dict[str, Any]) -> str:
         f"p50 {p['latency_ms_p50']:.2f} ms"
     )
     if a.get("contains") is not None:
-        line += f" · contains {a['contains']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"
+        line += (
+            f" · contains {a['contains']:.3f} · EM {a['em']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"
+        )
+        high = (a.get("calibration") or {}).get("high") or {}
+        if high.get("n"):
+            line += f" · high confidence {high['n']} ({high['contains']:.0%} contain an answer)"
     return line

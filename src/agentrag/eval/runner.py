@@ -24,7 +24,7 @@ from agentrag.eval.metrics import contains, exact_match, f1, recall_curve, retri
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
 from agentrag.types import IngestStatus
-from agentrag.vocab import Channel, Mode, Preset, StopReason
+from agentrag.vocab import Channel, Confidence, Mode, Preset, StopReason
 
 CHANNELS: tuple[Channel, ...] = (Channel.BM25, Channel.DENSE, Channel.HYBRID)
 # Chunks requested per query: enough that 20 distinct passages survive the chunk-to-passage mapping.
@@ -145,13 +145,17 @@ def run_answers(
             "tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
             "ms": answer.usage.ms,
             "answer": answer.answer,
+            "short_answer": answer.short_answer,
+            "confidence": answer.confidence,
             "abstained": answer.stop_reason == StopReason.NO_EVIDENCE,
         }
         if q.answers:
+            # EM and F1 measure the short answer where there is one (DESIGN.md), the whole answer otherwise.
+            short = answer.short_answer or answer.answer
             row.update(
                 contains=contains(answer.answer, q.answers),
-                em=exact_match(answer.answer, q.answers),
-                f1=f1(answer.answer, q.answers),
+                em=exact_match(short, q.answers),
+                f1=f1(short, q.answers),
             )
         run.rows.append(row)
         if progress is not None:
@@ -171,6 +175,15 @@ def _answer_blocks(run: AnswerRun) -> tuple[dict[str, Any], dict[str, Any]]:
         "em": mean("em", scored),
         "f1": mean("f1", scored),
         "abstain_rate": mean("abstained", rows),
+        "calibration": {
+            level.value: {
+                "n": sum(1 for r in rows if r["confidence"] == level),
+                "contains": mean("contains", [r for r in scored if r["confidence"] == level]),
+            }
+            for level in Confidence
+        }
+        if scored
+        else None,
     }
     latencies = [float(r["ms"]) for r in rows]
     process = {
@@ -242,7 +255,7 @@ def _retrieval_result(
         "dataset": dataset.name,
         "queries": len(dataset.queries),
         "retrieval": {k: main[k] for k in ("recall@5", "recall@10", "recall@20", "all_recall@10", "ndcg@10", "mrr@10")},
-        "answer": {"contains": None, "em": None, "f1": None, "abstain_rate": None},
+        "answer": {"contains": None, "em": None, "f1": None, "abstain_rate": None, "calibration": None},
         "process": {
             "llm_calls_mean": None,
             "retrieval_calls_mean": 1.0,
