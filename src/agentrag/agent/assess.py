@@ -13,6 +13,7 @@ A question none of whose parts is answered is "not found" (stop reason no_eviden
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from agentrag.agent.chain import Chains
 from agentrag.agent.conflicts import FoundConflict, find_conflict
@@ -33,10 +34,16 @@ from agentrag.agent.units import ChunkAt, Unit, context_units
 from agentrag.types import Conflict, SubQuery
 from agentrag.vocab import AnswerType, Confidence
 
+# verified: the best unit meets the constraints and holds an answer of the expected kind; unverified: the
+# question's subject is in the evidence but no unit could be shown to answer it; not_found: the subject (or, for
+# a question without one, the attribute asked about) is in no passage.
+Verdict = Literal["verified", "unverified", "not_found"]
+
 # Below this share of the target's words (in the unit or its headings) a unit is about something else.
 MIN_TARGET = 0.34
 # Below this score a sentence answers a list, procedure or reason question only by accident.
 MIN_SENTENCE_SCORE = 0.45
+SURE_TARGET = 0.5  # a sure answer names at least half of the words of what is asked
 NESTED_CONSIDERED = 30  # best-ranked units a nested question's chains are looked for among
 HOP_COST = 0.03  # a longer chain is a weaker one
 
@@ -49,8 +56,17 @@ class PartAnswer:
     short: str | None = None
     chain: list[Unit] = field(default_factory=list)  # earlier hops, in order, before `best`
     met: bool = False  # the constraints are met, directly or through the chain
-    answered: bool = False
+    verdict: Verdict = "not_found"
     conflict: FoundConflict | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Something found answers this part, verified or not (the answer leads with it)."""
+        return self.verdict != "not_found"
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict == "verified"
 
     @property
     def lead(self) -> tuple[str, int] | None:
@@ -127,25 +143,51 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
         best, chain = found
     answer = PartAnswer(part, best, ranked, short=short_answer(part, best.unit), chain=chain)
     answer.met = best.met
-    if part.answer_type in VALUE_TYPES or part.answer_type == AnswerType.DEFINITION:
-        # A level (SEV-2, P1) is specific enough on its own: the target's words may be in another language.
-        on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL
-        answer.answered = answer.met and best.typed and on_target
-    else:  # a list, steps, a reason, a choice: answered by passages that are on the question, not by one value
-        answer.answered = answer.met and best.score >= MIN_SENTENCE_SCORE
+    answer.verdict = _verdict(part, best, ranked)
     return answer
 
 
+def _verdict(part: QuestionPart, best: Scored, ranked: list[Scored]) -> Verdict:
+    if part.answer_type in VALUE_TYPES or part.answer_type == AnswerType.DEFINITION:
+        # A level (SEV-2, P1) is specific enough on its own: the target's words may be in another language.
+        on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL
+        verified = best.met and best.typed and on_target
+    else:  # a list, steps, a reason, a choice: answered by passages that are on the question, not by one value
+        verified = best.met and best.score >= MIN_SENTENCE_SCORE
+    if verified:
+        return "verified"
+    subject = [s for s in ranked if s.met]
+    if not subject:
+        return "not_found"  # nothing in the evidence is about what the question asks about
+    on_subject = any(s.target >= MIN_TARGET for s in subject)
+    elsewhere = any(s.target >= MIN_TARGET for s in ranked if not s.met)
+    if not on_subject and (elsewhere or not part.constraints) and not part.nested:
+        # The attribute is only ever said of other things (Aurora's SLA for "Kestrel 的可用性 SLA"), or, for a
+        # question without a subject, said nowhere (no leave policy for "how many days of annual leave").
+        return "not_found"
+    return "unverified"
+
+
+def _sure(p: PartAnswer, context: Context) -> bool:
+    """A verified part whose answer is plain to see: one hop, the subject stated by the answering unit itself (or
+    its passage's headings), the answer of the expected kind, the passage graded correct."""
+    if not p.verified or p.best is None or p.chain or p.part.nested:
+        return False
+    grade = context.blocks[p.best.unit.block - 1].evidence.grade
+    if grade != "correct" or p.best.target < SURE_TARGET:
+        return False
+    if p.part.answer_type not in VALUE_TYPES:
+        return True
+    # A value is sure when it stands where the question's gap is, or in the row of the thing asked about.
+    return p.short is not None and (p.best.anchored or p.best.unit.kind == "row")
+
+
 def _confidence(parts: list[PartAnswer], context: Context) -> Confidence:
-    if not any(p.answered for p in parts):
-        return Confidence.LOW
-    for p in parts:
-        if not p.answered or p.best is None:
-            return Confidence.PARTIAL
-        grade = context.blocks[p.best.unit.block - 1].evidence.grade
-        if grade != "correct" or (p.part.answer_type in VALUE_TYPES and p.short is None):
-            return Confidence.PARTIAL
-    return Confidence.HIGH
+    if all(_sure(p, context) for p in parts):
+        return Confidence.HIGH
+    if any(p.verified for p in parts) and all(p.answered for p in parts):
+        return Confidence.PARTIAL
+    return Confidence.LOW
 
 
 def _compared(analysis: QuestionAnalysis, plan: list[SubQuery]) -> list[QuestionPart]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -62,8 +63,9 @@ def attach_markers(sentence: str, numbers: list[int]) -> str:
     return f"{sentence}{marks}"
 
 
-def _content_tokens(text: str) -> set[str]:
-    return set(tokenize(text))
+@lru_cache(maxsize=16384)
+def _content_tokens(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
 
 
 def best_quote(claim: str, passage: str) -> tuple[str, float]:
@@ -84,8 +86,11 @@ class CitationChecker:
         self.cosine = cosine
 
     def _lexically_supported(self, claim: str, passage: str) -> tuple[bool, str]:
-        if normalize_for_match(claim) and normalize_for_match(claim) in normalize_for_match(passage):
-            return True, best_quote(claim, passage)[0]  # the passage's sentence, not the claim's words
+        key = normalize_for_match(claim)
+        if key and key in normalize_for_match(passage):
+            # Quote the passage's sentence that holds the claim, not the claim's own words (a short answer).
+            holding = next((x for x in split_sentences(passage) if key in normalize_for_match(x)), claim)
+            return True, holding
         quote, share = best_quote(claim, passage)
         whole = len(_content_tokens(claim) & _content_tokens(passage)) / max(1, len(_content_tokens(claim)))
         return (share >= self.overlap or whole >= self.overlap + 0.15), quote

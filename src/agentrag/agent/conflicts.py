@@ -79,7 +79,10 @@ def find_conflict(part: QuestionPart, ranked: list[Scored], context: Context) ->
     rivals = {
         s.unit
         for s in ranked[1:CONSIDERED]
-        if s.typed and s.met and s.score >= RIVAL_SCORE * ranked[0].score and s.target >= RIVAL_TARGET
+        if s.typed
+        and s.met
+        and s.score >= RIVAL_SCORE * ranked[0].score
+        and s.target >= max(RIVAL_TARGET, ranked[0].target)  # the same subject: every word the best one has
     }
     candidates += [s.unit for s in ranked[1:CONSIDERED] if s.unit.kind != "row"]
     for unit in candidates:

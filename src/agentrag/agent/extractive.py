@@ -77,7 +77,7 @@ class ExtractiveSynthesizer:
             return nothing_found(zh)
         selector = Selector(context, assessment.units)
         if weak or not assessment.answered:
-            closest = self._mmr_fill(selector, question, [], [], limit=3)
+            closest = self._mmr_fill(selector, question, subqueries, [], limit=self.max_sentences)
             weak_lines = [_not_answering(zh), self._join(closest, zh)]
             if missing:
                 weak_lines.append(("" if zh else " ").join(_says_nothing(item, zh) for item in missing))

@@ -120,21 +120,22 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     # A deadline ("最晚什么时候提交") is answered by a time limit: "费用发生后 30 天内".
     (re.compile(r"最晚|最迟|截止|期限|时限"), AnswerType.DURATION),
     (re.compile(r"几级|哪一?级|什么级别|哪个级别|等级是"), AnswerType.LEVEL),
-    (re.compile(r"为什么|为何|什么原因|原因是"), AnswerType.REASON),
+    (re.compile(r"(?<![称作成叫])为什么|为何|什么原因|原因是"), AnswerType.REASON),
     (
         re.compile(r"多长时间|多久|多少(天|周|个月|年|小时|分钟|秒)|几(天|周|个月|年|小时|分钟)|时限"),
         AnswerType.DURATION,
     ),
     (re.compile(r"什么时候|何时|哪一?年|哪一?天|几月|几号|什么日期|哪个月"), AnswerType.DATE),
-    (re.compile(r"多少|几[个级次名位家条种项倍]|多大|多高|多远|百分之几|比例"), AnswerType.NUMBER),
+    (re.compile(r"多少|几[\u4e00-\u9fff]|多大|多高|多远|百分之几|比例"), AnswerType.NUMBER),  # 几座, 几个, 几倍
     (
         re.compile(r"如何|怎么(做|办|处理|解决|配置|设置|申请)?|怎样|步骤|流程|先查什么|应该(先)?做什么"),
         AnswerType.PROCEDURE,
     ),
-    (re.compile(r"谁|哪位|哪个(人|团队|组|部门|公司)|哪(两|几)?个公司|负责人是"), AnswerType.PERSON),
+    (re.compile(r"谁|哪位|哪个(人|团队|组(?!合)|部门|公司)|哪(两|几)?个公司|负责人是"), AnswerType.PERSON),
     (re.compile(r"哪里|在哪|何地|哪个(国家|城市|省|地方)|什么地方"), AnswerType.PLACE),
     (re.compile(r"哪些|有什么区别|区别|不同|差异|变化|列举"), AnswerType.LIST),
-    (re.compile(r"是什么意思|什么意思|指什么|含义|是什么[？?]?$|什么是"), AnswerType.DEFINITION),
+    # "锣鼓经是什么": a definition; "邹游的职业是什么": the value of an attribute (falls through to a name).
+    (re.compile(r"是什么意思|什么意思|指什么|含义|^[^的]{1,12}是什么[？?]?$|什么是"), AnswerType.DEFINITION),
 ]
 _ZH_YES_NO = re.compile(r"是否|是不是|能不能|可不可以|有没有|吗[？?]?$")
 _CHOICE_EN = re.compile(r"\b(which|who|what|whose)\b[^?]{0,120}?,?\s([^?]{1,80}?)\bor\b\s+([^?]+)", re.I)
@@ -267,7 +268,12 @@ def split_parts(question: str) -> list[str]:
 _NESTED_EN = re.compile(
     r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
     r"|\b(of|by|for|in|from) the .{3,60}? (of|by|for|that|who|which)\b"
-    r"|\b(affected|caused|owned|run|led|founded|written|directed|produced|published) by\b",
+    r"|\b(affected|caused|owned|run|led|founded|written|directed|produced|published) by\b"
+    # "the author of Brand", "the country Signmark is from": the subject is named through another one.
+    r"|\bthe (?:\w+ ){0,2}?(author|director|composer|performer|performers|singer|founder|creator|owner|producer|"
+    r"publisher|writer|president|capital|mother|father|wife|husband|son|daughter|birthplace|country|city|state|"
+    r"county|company|team|university|school|band|leader|head|member|spouse|successor|predecessor) (of|where|in which)\b"
+    r"|\bthe (country|city|state|county|place|company) [A-Z][\w'-]+(?: [A-Z][\w'-]+)* (is|was) (from|in|based)\b",
     re.I,
 )
 _NESTED_ZH = re.compile(r"(导致|引起|造成|负责|开发|发布|创办|创建|属于|所在|受|影响)[^，。？?]{0,12}?的")

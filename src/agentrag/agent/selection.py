@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from agentrag.agent.context import Context
 from agentrag.agent.question import Constraint, QuestionPart
-from agentrag.agent.units import Unit
+from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import Value, values
 from agentrag.text.fingerprint import normalize_for_match
-from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
+from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
 
 # Weights of the signals in a unit's score (tuned on the dev sets, see BENCHMARKS.md).
@@ -30,6 +30,7 @@ W_TYPE = 0.15
 W_CONSTRAINT = 0.10
 W_PRIOR = 0.10
 W_EARLIER = 0.15  # a unit naming what an earlier part of the question found
+W_GAP = 0.20  # a value of the expected type standing in the question's gap
 GRADE_PRIOR = {"correct": 1.0, "ambiguous": 0.6, "incorrect": 0.2}
 TYPE_CHECKED = 12  # units, by the cheap signals, that are checked for a value of the expected type
 # Types whose answer is a value a unit can hold; the others (list, steps, reason) are answered by sentences.
@@ -52,6 +53,11 @@ _DEFINES = re.compile(
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 _QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
 _QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
+MIN_CLAUSE = 4
+_FUNCTION_WORDS = frozenset(
+    "的 是 在 了 有 和 与 及 为 被 把 由 对 从 向 于 以 而 也 都 就 又 还 这 那 其 该 此 个 之 吗 呢 啊 呀 "
+    "the a an of in on at to for by with from and or is are was were be been do does did has have had it its".split()
+)
 _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
 
 
@@ -63,6 +69,7 @@ class Scored:
     constraints: float  # share of the part's constraints met by the unit or its passage
     target: float  # share of the target words in the unit or its passage's headings
     met: bool  # every constraint is met (stated, in the passage's title or headings, or through a bridge)
+    anchored: bool = False  # the value stands where the question has its gap ("广三铁路于 1903年 筑成")
 
 
 def idf(units: list[Unit]) -> dict[str, float]:
@@ -100,7 +107,7 @@ class Selector:
         self._passages: dict[int, str] = {}
         for b in context.blocks:
             chunk = b.evidence.chunk
-            self._headings[b.n] = frozenset(tokenize(" ".join([chunk.title, *chunk.heading_path])))
+            self._headings[b.n] = unit_tokens(" ".join([chunk.title, *chunk.heading_path]))
             self._about[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading]))
             self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
 
@@ -117,7 +124,7 @@ class Selector:
     def states(self, constraint: Constraint, unit: Unit) -> float:
         """1 when the unit states the constraint, 0.8 when its passage is about it (title, headings), else 0."""
         if constraint.kind in ("name", "quoted"):
-            wanted = set(tokenize(constraint.text))
+            wanted = set(unit_tokens(constraint.text))
             if wanted and wanted <= unit.tokens:
                 return 1.0
             return 0.8 if wanted and wanted <= self._headings[unit.block] else 0.0
@@ -186,7 +193,8 @@ class Selector:
         out: list[Scored] = []
         for i, ((value, cons, target, met), unit) in enumerate(base):
             typed = i < TYPE_CHECKED and holds_answer(part, unit)
-            out.append(Scored(unit, value + W_TYPE * typed, typed, cons, target, met))
+            anchored = typed and in_gap(part, unit)
+            out.append(Scored(unit, value + W_TYPE * typed + W_GAP * anchored, typed, cons, target, met, anchored))
         return sorted(out, key=lambda s: -s.score)
 
 
@@ -196,7 +204,12 @@ class Selector:
 def holds_answer(part: QuestionPart, unit: Unit) -> bool:
     kind = part.answer_type
     if kind == AnswerType.DEFINITION:
-        return definition(part, unit) is not None
+        return definition(part, unit) is not None or (
+            has_cjk(part.text) and slot_span(part.text, unit.text) is not None
+        )
+    if kind == AnswerType.ENTITY and has_cjk(part.text):
+        # "X 的 Y 是什么" asks for a phrase more often than a name: a unit answers when it fills the gap.
+        return slot_span(part.text, unit.text) is not None
     if kind in VALUE_TYPES:
         return bool(_candidates(part, unit))
     return False
@@ -251,7 +264,7 @@ def _row_value(part: QuestionPart, unit: Unit) -> str | None:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
     for header, value in cells:
-        if wanted & set(tokenize(header)) and (kind == AnswerType.ENTITY or values(value, kind)):
+        if wanted & unit_tokens(header) and (kind == AnswerType.ENTITY or values(value, kind)):
             return value
     for _, value in cells:
         if values(value, kind):
@@ -263,14 +276,16 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     """The answer in a few words, from the unit; None when the type has no short form or nothing fits."""
     kind = part.answer_type
     if kind == AnswerType.DEFINITION:
-        found = definition(part, unit)
+        found = definition(part, unit) or (slot_span(part.text, unit.text) if has_cjk(part.text) else None)
         return _clip(found) if found else None
     if kind not in VALUE_TYPES:
-        return None
+        return _clause(part, unit) if has_cjk(part.text) else None
     if unit.kind == "row":
         cell = _row_value(part, unit)
         if cell:
             return cell
+    if kind == AnswerType.ENTITY and has_cjk(part.text):
+        return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
     candidates = _candidates(part, unit)
     slot = slot_span(part.text, unit.text)
     if slot is not None:
@@ -282,6 +297,29 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     if not candidates:
         return None
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+def _clause(part: QuestionPart, unit: Unit) -> str | None:
+    """For a reason, a list or steps asked in Chinese: the words filling the question's gap, or else the clause
+    of the unit that shares most of the question's words (a reason is a clause, not the whole passage)."""
+    slot = slot_span(part.text, unit.text)
+    if slot is not None and len(slot) >= MIN_CLAUSE:
+        return slot
+    clauses = [c.strip() for c in re.split(r"[，,；;。]", unit.text) if len(c.strip()) >= MIN_CLAUSE]
+    if not clauses:
+        return None
+    wanted = set(part.target_tokens)
+    return _clip(max(clauses, key=lambda c: len(wanted & unit_tokens(c))))
+
+
+def in_gap(part: QuestionPart, unit: Unit) -> bool:
+    """The unit holds a value of the expected type inside the span that fills the question's gap."""
+    slot = slot_span(part.text, unit.text)
+    if slot is None:
+        return False
+    if part.answer_type not in VALUE_TYPES:
+        return True
+    return any(v.text in slot or slot in v.text for v in _candidates(part, unit))
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -300,27 +338,40 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[\w'-]+", text)
 
 
+def _anchors(words: list[str]) -> list[str]:
+    """Question words that can locate the gap in a sentence: content words, not particles or copulas."""
+    return [w for w in words if w not in _FUNCTION_WORDS and (len(w) > 1 or (has_cjk(w) and w.isalnum()))]
+
+
 def slot_span(question: str, sentence: str) -> str | None:
     """The words of the sentence that stand where the question has its question word.
 
-    "广茂铁路全长多少公里？" against "广茂铁路全长364.6公里" gives "364.6": the nearest question words before the gap
-    ("全长") and after it ("公里") are found in the sentence, and what lies between them is the answer.
+    "广茂铁路全长多少公里？" against "广茂铁路全长364.6公里" gives "364.6": the question's content word nearest before
+    the gap ("全长") and the nearest after it ("公里") are found in the sentence, and what lies between them is the
+    answer; with only the word before, what follows it up to the next punctuation ("赵鹏，中国足球运动员" for
+    "赵鹏的职业是什么").
     """
     pattern = _QUESTION_WORDS_ZH if has_cjk(question) else _QUESTION_WORDS_EN
     gap = pattern.search(question)
     if gap is None:
         return None
-    before = [w for w in _words(question[: gap.start()]) if len(w) > 1 or has_cjk(w)][-3:]
-    after = [w for w in _words(question[gap.end() :]) if w not in "？?。." and (len(w) > 1 or has_cjk(w))][:3]
-    left = max((sentence.rfind(w) + len(w) for w in reversed(before) if w in sentence), default=-1)
+    before = _anchors(_words(question[: gap.start()]))[::-1][:3]  # nearest to the gap first
+    after = _anchors([w for w in _words(question[gap.end() :]) if w not in "？?。."])[:3]
+    left = next((sentence.find(w) + len(w) for w in before if w in sentence), -1)
+    if left >= 0:  # what follows the anchor in both ("3》是由") is still the question's, not the answer
+        anchor = next(w for w in before if w in sentence)
+        tail = question[question.find(anchor) + len(anchor) : gap.start()]
+        while tail and left < len(sentence) and sentence[left] == tail[0]:
+            left, tail = left + 1, tail[1:]
     start = max(left, 0)
-    right = min((p for w in after if (p := sentence.find(w, start)) > start), default=-1)
+    right = next((p for w in after if (p := sentence.find(w, start)) > start), -1)
     if left < 0 and right < 0:
         return None
     if left >= 0 and right > left:
         span = sentence[left:right]
     elif left >= 0:
-        span = re.split(r"[，,。.；;！!？?]", sentence[left:], maxsplit=1)[0]
+        rest = sentence[left:].lstrip(_SPAN_TRIM)
+        span = re.split(r"[，,。.；;！!？?]", rest, maxsplit=1)[0]
     else:
         span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
     span = span.strip(_SPAN_TRIM)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from agentrag.agent.context import ELLIPSIS, Context
@@ -42,6 +43,12 @@ class Unit:
         return self.cells[0][1] if self.cells else ""
 
 
+@lru_cache(maxsize=32768)
+def unit_tokens(text: str) -> frozenset[str]:
+    """A unit's tokens, cached: the same passages come back for question after question."""
+    return frozenset(tokenize(text))
+
+
 def strip_footnotes(text: str) -> str:
     return _FOOTNOTE.sub("", text)
 
@@ -61,7 +68,7 @@ def _table_units(block: int, lines: list[str], start: int, caption: str = "") ->
     """One unit per row. A row's words include its table's caption ("具体标准如下：" and the sentence before it):
     a row of numbers says what it is about only through them."""
     header = _cells(lines[0])
-    about = frozenset(tokenize(caption))
+    about = unit_tokens(caption)
     out: list[Unit] = []
     for i, line in enumerate(lines[1:]):
         cells = _cells(line)
@@ -70,7 +77,7 @@ def _table_units(block: int, lines: list[str], start: int, caption: str = "") ->
         pairs = tuple(zip(header, cells, strict=False))
         # A comma joins the pairs: a row is one statement, and ";" would end a sentence at the citation check.
         text = ("，" if has_cjk(line) else ", ").join(f"{h}: {v}" for h, v in pairs)
-        out.append(Unit(block, text, "row", start + i, pairs, frozenset(tokenize(text)) | about))
+        out.append(Unit(block, text, "row", start + i, pairs, unit_tokens(text) | about))
     return out
 
 
@@ -82,7 +89,7 @@ def _is_record(lines: list[str]) -> bool:
 def _record_unit(block: int, lines: list[str], start: int) -> Unit:
     pairs = tuple((m.group(1), " ".join(m.group(2).split())) for line in lines if (m := _FIELD.match(line)))
     text = ("，" if has_cjk(" ".join(lines)) else ", ").join(f"{k}: {v}" for k, v in pairs)
-    return Unit(block, text, "record", start, pairs, frozenset(tokenize(text)))
+    return Unit(block, text, "record", start, pairs, unit_tokens(text))
 
 
 def _text_units(block: int, lines: list[str], start: int) -> list[Unit]:
@@ -93,7 +100,7 @@ def _text_units(block: int, lines: list[str], start: int) -> list[Unit]:
             sentence = " ".join(sentence.split())
             if sentence == ELLIPSIS or len(sentence) < MIN_UNIT_CHARS:
                 continue
-            out.append(Unit(block, sentence, kind, start + len(out), (), frozenset(tokenize(sentence))))
+            out.append(Unit(block, sentence, kind, start + len(out), (), unit_tokens(sentence)))
     return out
 
 

@@ -90,7 +90,7 @@ def _zh_names(text: str, flags: frozenset[str]) -> tuple[Value, ...]:
 
     out: list[Value] = []
     pos = 0
-    for word in pseg.cut(text):
+    for word in pseg.cut(text, HMM=False):  # the HMM guesses unknown words at many times the cost
         start = text.find(word.word, pos)
         if start < 0:
             continue
@@ -107,7 +107,10 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
         found += _spans(_TEAM_EN, text) + _spans(_TEAM_ZH, text)
     if has_cjk(text):
         flags = {AnswerType.PERSON: {"nr", "nt"}, AnswerType.PLACE: {"ns"}}.get(kind, {"nr", "ns", "nt", "nz"})
-        found += list(_zh_names(text, frozenset(flags)))
+        chinese = list(_zh_names(text, frozenset(flags)))
+        if chinese and kind in (AnswerType.PERSON, AnswerType.PLACE):
+            return sorted(found + chinese, key=lambda v: (v.start, -len(v.text)))  # Latin names: a fallback
+        found += chinese
     for m in _EN_NAME.finditer(text):
         words = m.group(0).split()
         while words and words[0].lower() in _STARTS:
