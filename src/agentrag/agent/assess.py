@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from agentrag.agent.chain import Chains
+from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
@@ -31,6 +32,8 @@ from agentrag.agent.selection import (
     short_answer,
 )
 from agentrag.agent.units import ChunkAt, Unit, context_units
+from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk
 from agentrag.types import Conflict, SubQuery
 from agentrag.vocab import AnswerType, Confidence
 
@@ -43,8 +46,12 @@ Verdict = Literal["verified", "unverified", "not_found"]
 MIN_TARGET = 0.34
 # Below this score a sentence answers a list, procedure or reason question only by accident.
 MIN_SENTENCE_SCORE = 0.45
+LIST_SPREAD = 10  # best units a list question's several constraints may be spread over
+MET_SHARE = 0.6  # a unit meeting the constraints is preferred if it scores at least this share of the best
 SURE_TARGET = 0.5  # a sure answer names at least half of the words of what is asked
 NESTED_CONSIDERED = 30  # best-ranked units a nested question's chains are looked for among
+# Answers that may turn out to be a bridge to the real answer (a name, place, date or number).
+BRIDGED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.DATE, AnswerType.NUMBER, AnswerType.ENTITY})
 HOP_COST = 0.03  # a longer chain is a weaker one
 
 
@@ -99,6 +106,12 @@ class Assessment:
         shorts = [lead[0] for p in self.parts if (lead := p.lead) is not None]
         if not shorts:
             return None
+        sides = [p for p in self.parts if p.part.side]
+        if sides and len(sides) == len(self.parts) and sides[0].part.answer_type != AnswerType.LIST:
+            # "Were both X and Y actors?", "What sport is played by both X and Y?": one answer for the sides.
+            if sides[0].part.answer_type == AnswerType.YES_NO:
+                return "yes" if all(s == "yes" for s in shorts) and len(shorts) == len(sides) else "no"
+            return max(shorts, key=shorts.count)
         return ("；" if self.analysis.language == "zh" else "; ").join(dict.fromkeys(shorts))
 
     @property
@@ -110,7 +123,7 @@ def _bridges(plan: list[SubQuery]) -> list[str]:
     return [s.bridge for s in plan if s.bridge]
 
 
-def _nested(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tuple[Scored, list[Unit]] | None:
+def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tuple[float, Scored, list[Unit]] | None:
     """For a question that reaches its subject through other entities: the best unit that a chain of shared
     entities connects to the units stating the constraints, scored on the words that ask for the answer."""
     chains = Chains(selector, part)
@@ -131,20 +144,60 @@ def _nested(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tup
         )
         if best is None or fit > best[0]:
             best = (fit, replace(scored, typed=typed, met=True, target=target))
-    return (best[1], paths[best[1].unit]) if best else None
+    return (best[0], best[1], paths[best[1].unit]) if best else None
+
+
+def _follow_bridge(part: QuestionPart, best: Scored, ranked: list[Scored]) -> tuple[Scored, list[Unit]] | None:
+    """When the best unit's answer is itself named by another good unit, it was a bridge, not the answer: "McFarland
+    was charged ... related to the Fyre Festival" → "The Fyre Festival was ... on the island of Great Exuma"."""
+    if part.answer_type not in BRIDGED_TYPES or has_cjk(part.text):
+        return None
+    bridge = short_answer(part, best.unit)
+    if not bridge or len(bridge) < 4:
+        return None
+    key = normalize_for_match(bridge)
+    for scored in ranked[1:NESTED_CONSIDERED]:
+        unit = scored.unit
+        if unit.block == best.unit.block or key not in normalize_for_match(unit.text) or not scored.typed:
+            continue
+        answer = short_answer(part, unit)
+        if answer and normalize_for_match(answer) != key and key not in normalize_for_match(answer):
+            return replace(scored, met=True), [best.unit]
+    return None
 
 
 def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> PartAnswer:
     ranked = selector.ranked(part, earlier)
     if not ranked:
         return PartAnswer(part, None, ranked)
-    best, chain = ranked[0], list[Unit]()
-    if part.nested and part.constraints and (found := _nested(part, selector, ranked)) is not None:
-        best, chain = found
-    answer = PartAnswer(part, best, ranked, short=short_answer(part, best.unit), chain=chain)
+    chain = list[Unit]()
+    if part.answer_type == AnswerType.LIST and not part.side and len(part.constraints) > 1:
+        # "What changed between Aurora 2.3 and 3.0": the things compared are each met somewhere, not all in one unit.
+        met = all(any(selector.states(c, s.unit) for s in ranked[:LIST_SPREAD]) for c in part.constraints)
+        best = replace(ranked[0], met=met or ranked[0].met)
+    else:
+        # The constraints are what the question is about: a unit that meets them beats one that merely scores well.
+        meeting = next((s for s in ranked if s.met), None)
+        best = meeting if meeting is not None and meeting.score >= MET_SHARE * ranked[0].score else ranked[0]
+    if part.answer_type == AnswerType.CHOICE:
+        return _choice(part, selector, ranked)
+    if part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
+        _, best, chain = found
+    elif (hop := _follow_bridge(part, best, ranked)) is not None:
+        best, chain = hop
+    short = yes_or_no(best) if part.answer_type == AnswerType.YES_NO else short_answer(part, best.unit)
+    answer = PartAnswer(part, best, ranked, short=short, chain=chain)
     answer.met = best.met
     answer.verdict = _verdict(part, best, ranked)
     return answer
+
+
+def _choice(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> PartAnswer:
+    chosen = choose(part, selector)
+    if chosen is None:  # the options could not both be found: the best sentences, unverified
+        return PartAnswer(part, ranked[0], ranked, verdict="unverified", met=ranked[0].met)
+    best = next(s for s in ranked if s.unit == chosen.unit)
+    return PartAnswer(part, best, ranked, short=chosen.option, verdict="verified", met=True)
 
 
 def _verdict(part: QuestionPart, best: Scored, ranked: list[Scored]) -> Verdict:
@@ -153,7 +206,12 @@ def _verdict(part: QuestionPart, best: Scored, ranked: list[Scored]) -> Verdict:
         on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL
         verified = best.met and best.typed and on_target
     else:  # a list, steps, a reason, a choice: answered by passages that are on the question, not by one value
-        verified = best.met and best.score >= MIN_SENTENCE_SCORE
+        # A sentence stating the code asked about (E5003) is on the question even when it shares few other words.
+        coded = any(
+            c.kind == "code" and normalize_for_match(c.text) in normalize_for_match(best.unit.text)
+            for c in part.constraints
+        )
+        verified = best.met and (best.score >= MIN_SENTENCE_SCORE or coded)
     if verified:
         return "verified"
     subject = [s for s in ranked if s.met]
@@ -173,11 +231,15 @@ def _sure(p: PartAnswer, context: Context) -> bool:
     its passage's headings), the answer of the expected kind, the passage graded correct."""
     if not p.verified or p.best is None or p.chain or p.part.nested:
         return False
+    if p.part.answer_type in (AnswerType.CHOICE, AnswerType.YES_NO):
+        return False  # a comparison of two passages' values is a reasoned guess, never plain to see
     grade = context.blocks[p.best.unit.block - 1].evidence.grade
     if grade != "correct" or p.best.target < SURE_TARGET:
         return False
+    if p.part.answer_type == AnswerType.DEFINITION:
+        return p.short is not None
     if p.part.answer_type not in VALUE_TYPES:
-        return True
+        return False  # a list, steps or a reason can be on the question and still leave part of it out
     # A value is sure when it stands where the question's gap is, or in the row of the thing asked about.
     return p.short is not None and (p.best.anchored or p.best.unit.kind == "row")
 
@@ -193,16 +255,17 @@ def _confidence(parts: list[PartAnswer], context: Context) -> Confidence:
 def _compared(analysis: QuestionAnalysis, plan: list[SubQuery]) -> list[QuestionPart]:
     """A comparison is answered side by side: one part per thing compared, each constrained to its side."""
     sides = [s for s in plan if s.about]
-    if len(analysis.parts) != 1 or len(sides) < 2:
-        return analysis.parts
+    if len(analysis.parts) != 1 or len(sides) < 2 or analysis.parts[0].answer_type == AnswerType.CHOICE:
+        return analysis.parts  # a choice compares its options (choice.py)
     whole = analysis.parts[0]
-    kind = whole.answer_type if whole.answer_type != AnswerType.CHOICE else AnswerType.LIST
+    kind = whole.answer_type
     return [
         QuestionPart(
             text=s.query,
             answer_type=kind,
             target=whole.target,
             constraints=[Constraint(kind="name", text=s.about)],
+            side=s.about,
         )
         for s in sides
     ]

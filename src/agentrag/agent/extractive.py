@@ -23,7 +23,9 @@ from agentrag.agent.selection import Selector, relevance
 from agentrag.agent.units import Unit
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
+from agentrag.vocab import AnswerType
 
+LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
 
 
@@ -103,7 +105,12 @@ class ExtractiveSynthesizer:
 
     @staticmethod
     def _answering_units(part: PartAnswer) -> list[Unit]:
-        return [*part.chain, part.best.unit] if part.best is not None else []
+        if part.best is None:
+            return []
+        if part.part.answer_type == AnswerType.LIST:  # a list is more than one sentence: the next best that meet it
+            more = [s.unit for s in part.ranked if s.met and s.unit != part.best.unit][: LIST_UNITS - 1]
+            return [*part.chain, part.best.unit, *more]
+        return [*part.chain, part.best.unit]
 
     @staticmethod
     def _short_line(assessment: Assessment, zh: bool) -> str:

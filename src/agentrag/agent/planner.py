@@ -116,7 +116,7 @@ _NOT_BRIDGES = frozenset(
 
 
 _ADJECTIVE_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ical")
-RELATION_WEIGHT = 3.0
+RELATION_WEIGHT = 2.0
 # Time zones and clock words look like names and are never the next hop.
 _NOT_NAMES = frozenset({"utc", "cst", "gmt", "pst", "est", "cet", "bst", "am", "pm"})
 

@@ -35,6 +35,7 @@ class QuestionPart(BaseModel):
     target: str = Field(description="The words naming what is asked for.")
     constraints: list[Constraint] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list, description="For a choice: the named alternatives.")
+    side: str = Field("", description="For one side of a comparison: the thing this part is about.")
     nested: bool = Field(
         False, description="Names its subject through another entity (the service that caused INC-2291): multi-hop."
     )
@@ -138,7 +139,13 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     (re.compile(r"是什么意思|什么意思|指什么|含义|^[^的]{1,12}是什么[？?]?$|什么是"), AnswerType.DEFINITION),
 ]
 _ZH_YES_NO = re.compile(r"是否|是不是|能不能|可不可以|有没有|吗[？?]?$")
-_CHOICE_EN = re.compile(r"\b(which|who|what|whose)\b[^?]{0,120}?,?\s([^?]{1,80}?)\bor\b\s+([^?]+)", re.I)
+_CHOICE_EN = re.compile(r"\b(which|who|what|whose)\b[^?]{0,120}?,?\s(?P<a>[^?]{1,80}?)\bor\b\s+(?P<b>[^?]+)", re.I)
+# "Is the Marsilea or the Brabejum the genus of ...": two names around "or" after the verb.
+_NAME_AFTER = r"(?:(?i:the)\s+)?[\"“]?[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|la|von|van|for)\s+)*[A-Z][\w'’.-]*)*[\"”]?"
+_CHOICE_YES_NO = re.compile(
+    rf"^\s*(?i:is|are|was|were|does|do|did|has|have)\s+(?P<a>{_NAME_AFTER})\s+or\s+(?P<b>{_NAME_AFTER})"
+)
+_BETWEEN = re.compile(rf"(?i:\bbetween)\s+(?:two\s+\w+\s+)?(?P<a>{_NAME_AFTER})\s+and\s+(?P<b>{_NAME_AFTER})")
 
 
 def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
@@ -152,6 +159,15 @@ def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
                 return kind
         return AnswerType.YES_NO if _ZH_YES_NO.search(text) else AnswerType.ENTITY
     lower = text.lower()
+    # "... a civil war that ended when?", "... was the former CEO of which company": the question word comes late.
+    late = re.search(r"\b(when|where|who|whom|whose|which|what|how)\b", lower)
+    if (
+        late
+        and late.start() > 0
+        and not _EN_YES_NO.match(lower)
+        and not re.match(r"^\s*(in|on|at|for|from|by|of|to)\b", lower)
+    ):
+        lower = lower[late.start() :]
     for pattern, kind in _EN_TYPES:
         if pattern.search(lower):
             return kind
@@ -250,12 +266,25 @@ def _options(text: str, zh: bool) -> list[str]:
     if zh:
         m = re.search(r"(.{1,20}?)还是(.{1,20}?)[？?]?$", text)
         return [m.group(1).strip("，, "), m.group(2).strip("，, ")] if m else []
-    m = _CHOICE_EN.search(text)
-    if not m:
-        return []
-    first = m.group(2).rsplit(",", 1)[-1].strip(' ,"“”')
-    second = m.group(3).strip(' ?."“”')
-    return [first, second] if first and second and len(first.split()) <= 8 else []
+    m = _CHOICE_EN.search(text) or _CHOICE_YES_NO.search(text)
+    if m:
+        first = _bare(m.group("a").rsplit(",", 1)[-1])
+        second = _bare(m.group("b").split(",")[0])
+        return [first, second] if first and second and len(first.split()) <= 8 else []
+    between = _BETWEEN.search(text)
+    return [_bare(between.group("a")), _bare(between.group("b"))] if between else []
+
+
+def _bare(option: str) -> str:
+    """An option as named: without quotes, a leading article, or the words before it ("is older Carrie Akre")."""
+    option = option.strip(' ,?."“”')
+    names = re.findall(_NAME_AFTER, option)
+    if names and not option[:1].isupper() and not option.startswith(("the ", "The ", '"', "“")):
+        option = names[-1]
+    quoted = re.match(r"^[\"“]([^\"”]+)[\"”]", option)
+    if quoted:
+        return quoted.group(1)
+    return re.sub(r"^(the|a|an)\s+", "", option, flags=re.I).strip()
 
 
 def split_parts(question: str) -> list[str]:

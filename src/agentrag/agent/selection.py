@@ -50,6 +50,11 @@ _DEFINES = re.compile(
     r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
     re.I,
 )
+_CHANGE = re.compile(
+    r"由\s*[^，。；]{1,20}?\s*(?:缩短|延长|上调|下调|提高|降低|增加|减少|调整|改|变更|放宽|收紧)(?:为|至|到)\s*(?P<new>\S)|"
+    r"\bfrom\s+\S[^,;.]{0,30}?\s+to\s+(?P<new_en>\S)",
+    re.I,
+)
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 _QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
 _QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
@@ -117,6 +122,10 @@ class Selector:
         position = 1.0 if unit.position == 0 else 0.85
         return GRADE_PRIOR[block.evidence.grade] * rank * position
 
+    def headings(self, block: int) -> frozenset[str]:
+        """Tokens of the block's title and heading path."""
+        return self._headings[block]
+
     def passage(self, block: int) -> str:
         """The block's title, headings and text, normalised for matching."""
         return self._passages[block]
@@ -125,9 +134,15 @@ class Selector:
         """1 when the unit states the constraint, 0.8 when its passage is about it (title, headings), else 0."""
         if constraint.kind in ("name", "quoted"):
             wanted = set(unit_tokens(constraint.text))
-            if wanted and wanted <= unit.tokens:
+            if not wanted:
+                return 0.0
+            if wanted <= unit.tokens:
                 return 1.0
-            return 0.8 if wanted and wanted <= self._headings[unit.block] else 0.0
+            if wanted <= self._headings[unit.block]:
+                return 0.8
+            # Most of a long name ("Rodger Michell" as "Roger Michell", a title missing its subtitle) still names it.
+            share = len(wanted & (unit.tokens | self._headings[unit.block])) / len(wanted)
+            return 0.6 if len(wanted) >= 2 and share >= 0.5 else 0.0
         key = normalize_for_match(constraint.text)
         if key and key in normalize_for_match(unit.text):
             return 1.0
@@ -224,6 +239,10 @@ def _asked(part: QuestionPart, value: str) -> bool:
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     found = [v for v in values(unit.text, kind) if not _asked(part, v.text)]
+    change = _CHANGE.search(unit.text)
+    if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
+        at = change.start("new") if change.group("new") else change.start("new_en")
+        found = [v for v in found if v.start >= at] or found
     if kind == AnswerType.ENTITY and unit.kind == "row":
         found = found or [Value(v, 0, 0) for _, v in unit.cells[1:] if v and not _asked(part, v)]
     return found
@@ -305,7 +324,7 @@ def _clause(part: QuestionPart, unit: Unit) -> str | None:
     slot = slot_span(part.text, unit.text)
     if slot is not None and len(slot) >= MIN_CLAUSE:
         return slot
-    clauses = [c.strip() for c in re.split(r"[，,；;。]", unit.text) if len(c.strip()) >= MIN_CLAUSE]
+    clauses = [c.strip() for c in re.split(r"[，；;。]|,(?!\d{3})", unit.text) if len(c.strip()) >= MIN_CLAUSE]
     if not clauses:
         return None
     wanted = set(part.target_tokens)

@@ -90,8 +90,10 @@ class Synthesizer:
                 f"synthesizer failed: {written.failure}",
                 "the model failed; answering extractively",
             )
-        if written.value is None and not assessment.answered:
-            run.outcome.nothing_found = True  # the extractive answer says so; an LLM may still find the answer
+        if written.value is None:
+            # The extractive answer says what the assessment found: "not found" or an answer, whatever the mode's
+            # retrieval grades judged (an LLM, when it writes the answer, may still find what the rules did not).
+            run.outcome.nothing_found = not assessment.answered
         text = written.value or self._extractive(run, context, assessment)
         return Draft(
             text,

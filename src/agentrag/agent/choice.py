@@ -1,0 +1,87 @@
+"""Choices and yes/no questions, model-free: which of the named options the evidence supports.
+
+"Which came to market first, A or B?" compares a property of each option: the years (first, earlier, older),
+or the numbers (more, larger, higher) that the passages about each option state. Without a comparative word
+the option whose passages best answer the rest of the question is chosen. A yes/no question is answered "yes"
+unless the best passage negates what is asked; the sentences shown with it are the evidence either way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentrag.agent.question import QuestionPart
+from agentrag.agent.selection import Scored, Selector
+from agentrag.agent.units import Unit, unit_tokens
+from agentrag.text.tokenize import tokenize_query
+
+_EARLIER = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner|prior|先|早|更老|最早)\b", re.I)
+_LATER = re.compile(r"\b(later|latest|last|younger|youngest|newer|newest|more recent|most recent|晚|最近|最新)\b", re.I)
+_MORE = re.compile(
+    r"\b(more|most|larger|largest|bigger|biggest|higher|highest|longer|longest|taller|tallest|greater|greatest|"
+    r"heavier|wider|deeper|faster|更多|更大|更高|更长)\b",
+    re.I,
+)
+_LESS = re.compile(
+    r"\b(fewer|fewest|less|least|smaller|smallest|lower|lowest|shorter|shortest|lighter|narrower|slower|更少|更小|更低)\b",
+    re.I,
+)
+_YEAR = re.compile(r"(?<!\d)(1[0-9]\d\d|20\d\d)(?!\d)")
+_NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?")
+_NEGATION = re.compile(r"\b(not|never|no|neither|nor|none)\b|n't|不是|没有|并非|不", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    option: str
+    unit: Unit  # the passage sentence the choice rests on
+
+
+def _about(option: str, selector: Selector) -> list[Unit]:
+    """Units that name the option (all of its words), best first by their passage's rank."""
+    wanted = set(unit_tokens(option))
+    return [u for u in selector.units if wanted and wanted <= (u.tokens | selector.headings(u.block))]
+
+
+def _measure(units: list[Unit], pattern: re.Pattern[str], question_numbers: set[str]) -> tuple[float, Unit] | None:
+    for unit in units:
+        found = [m.group(0) for m in pattern.finditer(unit.text) if m.group(0) not in question_numbers]
+        if found:
+            return float(found[0].replace(",", "")), unit
+    return None
+
+
+def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
+    options = [o for o in part.options if o]
+    if len(options) < 2:
+        return None
+    about = {o: _about(o, selector) for o in options}
+    if not all(about.values()):
+        return None
+    asked_numbers = set(_NUMBER.findall(part.text))
+    for comparative, pattern, pick_max in (
+        (_EARLIER, _YEAR, False),
+        (_LATER, _YEAR, True),
+        (_MORE, _NUMBER, True),
+        (_LESS, _NUMBER, False),
+    ):
+        if not comparative.search(part.text):
+            continue
+        measured = {o: _measure(us, pattern, asked_numbers) for o, us in about.items()}
+        if all(measured.values()):
+            best = (max if pick_max else min)(options, key=lambda o: measured[o][0])  # type: ignore[index]
+            return Chosen(best, measured[best][1])  # type: ignore[index]
+    # No comparison to compute: the option whose sentences share most of the rest of the question.
+    rest = set(tokenize_query(part.text)) - {t for o in options for t in unit_tokens(o)}
+
+    def support(option: str) -> tuple[float, Unit]:
+        return max(((len(rest & u.tokens), u) for u in about[option]), key=lambda x: x[0])
+
+    best = max(options, key=lambda o: support(o)[0])
+    return Chosen(best, support(best)[1])
+
+
+def yes_or_no(best: Scored) -> str:
+    """'yes', unless the best sentence negates (the question's words are what it is checked against)."""
+    return "no" if _NEGATION.search(best.unit.text) else "yes"
