@@ -27,17 +27,23 @@ from agentrag.cli.common import (
 from agentrag.failures import FailureLog
 from agentrag.kb import KnowledgeBase
 from agentrag.layout import Layout
+from agentrag.server.answer_text import confidence_line, conflict_heading, conflict_rows, shows_confidence
 from agentrag.session import LOCAL_OWNER, Sessions
 from agentrag.types import Answer
-from agentrag.vocab import Mode, Preset
+from agentrag.vocab import Confidence, Mode, Preset
 
 MODE_HELP = (
     "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
 )
 
 
-def print_answer(answer: Answer) -> None:
-    out.print(escape(answer.answer), highlight=False)
+def print_answer(answer: Answer, text: bool = True) -> None:
+    """The short answer on its own line, the answer (unless `text` is False: it was streamed), its sources,
+    how sure it is, and the sources that disagree, newest first, the one in force marked."""
+    if answer.short_answer:
+        out.print(f"[bold]Answer:[/] [bold green]{escape(answer.short_answer)}[/]", highlight=False)
+    if text:
+        out.print(("\n" if answer.short_answer else "") + escape(answer.answer), highlight=False)
     if answer.citations:
         out.print("\n[bold]Sources[/]")
         for c in answer.citations:
@@ -49,11 +55,26 @@ def print_answer(answer: Answer) -> None:
         out.print(
             f"\n[yellow]{len(answer.unsupported)} sentence(s) could not be matched to a source and are marked.[/]"
         )
+    _print_assessment(answer)
     u = answer.usage
     out.print(
         f"\n[dim]{answer.mode} · {answer.stop_reason} · {u.llm_calls} LLM calls · {u.retrieval_calls} searches · "
         f"{u.ms} ms · trace {answer.trace_id}[/]"
     )
+
+
+_CONFIDENCE_STYLE = {Confidence.HIGH: "green", Confidence.PARTIAL: "yellow", Confidence.LOW: "bold yellow"}
+
+
+def _print_assessment(answer: Answer) -> None:
+    if shows_confidence(answer):
+        style = _CONFIDENCE_STYLE[answer.confidence]
+        out.print(f"\n[{style}]{escape(confidence_line(answer.confidence))}[/]", highlight=False)
+    for conflict in answer.conflicts:
+        out.print(f"\n[bold yellow]{escape(conflict_heading(conflict))}[/]", highlight=False)
+        for row in conflict_rows(conflict):
+            mark = "  [bold green]in force[/]" if row.in_force else ""
+            out.print(f"  [bold]{escape(row.value)}[/]  {escape(row.where)} [cyan][{row.n}][/]{mark}", highlight=False)
 
 
 @friendly_errors
@@ -96,7 +117,8 @@ def ask(
             out.print("[dim]After the citation check:[/]")
             print_answer(answer)
             return
-        answer = answer.model_copy(update={"answer": ""})
+        print_answer(answer, text=False)
+        return
     print_answer(answer)
 
 

@@ -16,6 +16,7 @@ from fastapi.responses import StreamingResponse
 from agentrag.agent.memory import Conversation, Turn
 from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
+from agentrag.server.answer_text import assessment_lines
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.schemas import ChatCompletionBody, ChatMessage
 from agentrag.types import Answer
@@ -50,12 +51,12 @@ def _conversation(messages: list[ChatMessage], last_question: ChatMessage) -> Co
 
 
 def _with_sources(answer: Answer) -> str:
-    if not answer.citations:
-        return answer.answer
+    """The answer, then its Sources block: the cited passages, the confidence and any sources that disagree."""
     lines = [
         f"[{c.n}] {c.title or Path(c.source).name}" + (f" — {c.heading}" if c.heading else "") for c in answer.citations
     ]
-    return answer.answer + "\n\nSources:\n" + "\n".join(lines)
+    block = (["Sources:", *lines] if lines else []) + assessment_lines(answer)
+    return answer.answer + ("\n\n" + "\n".join(block) if block else "")
 
 
 @router.post("/v1/chat/completions", response_model=None)

@@ -102,6 +102,15 @@ async function* readEvents(response) {
   }
 }
 
+function fileName(source) { return source.split("/").pop(); }
+
+function citeButton(citation) {
+  const button = el("button", `[${citation.n}]`, "cite");
+  button.type = "button";
+  button.addEventListener("click", () => openPassage(citation));
+  return button;
+}
+
 function renderAnswer(result) {
   const box = $("answer");
   box.replaceChildren();
@@ -111,25 +120,21 @@ function renderAnswer(result) {
   for (const part of parts) {
     const m = /^\[(\d+)\]$/.exec(part);
     if (m && byNumber.has(Number(m[1]))) {
-      const button = el("button", `[${m[1]}]`, "cite");
-      button.type = "button";
-      button.addEventListener("click", () => openPassage(byNumber.get(Number(m[1]))));
-      box.appendChild(button);
+      box.appendChild(citeButton(byNumber.get(Number(m[1]))));
     } else if (part === "[unverified]" || part === "[未经核实]") {
       box.appendChild(el("span", part, "unverified"));
     } else {
       box.appendChild(document.createTextNode(part));
     }
   }
+  renderVerdict(result);
+  renderConflicts(result, byNumber);
   const list = $("citations");
   list.replaceChildren();
   for (const c of result.citations) {
     const item = el("li");
-    const button = el("button", `[${c.n}]`, "cite");
-    button.type = "button";
-    button.addEventListener("click", () => openPassage(c));
-    item.appendChild(button);
-    item.appendChild(document.createTextNode(` ${c.source.split("/").pop()}`));
+    item.appendChild(citeButton(c));
+    item.appendChild(document.createTextNode(` ${fileName(c.source)}`));
     item.appendChild(el("span", `“${c.quote}”`, "quote"));
     list.appendChild(item);
   }
@@ -137,6 +142,52 @@ function renderAnswer(result) {
   $("meta").textContent = `${result.mode} · ${result.stop_reason} · ${u.llm_calls} LLM calls · ` +
     `${u.retrieval_calls} searches · ${u.ms} ms · trace ${result.trace_id}`;
   loadTrace(result.trace_id);
+}
+
+// How sure an answer is, in the words the CLI and the chat facade use (server/answer_text.py).
+const CONFIDENCE = {
+  high: "the passages answer the question",
+  partial: "only part of the question is answered, or less precisely than asked",
+  low: "the passages may not answer this",
+};
+
+function renderVerdict(result) {
+  $("short-answer").textContent = result.short_answer || "";
+  // A reply that looked nothing up (a greeting) has no evidence to rate.
+  const rated = result.mode !== "direct" || result.citations.length > 0;
+  const level = Object.hasOwn(CONFIDENCE, result.confidence) ? result.confidence : "low";
+  const badge = $("confidence");
+  badge.textContent = `${level} confidence`;
+  badge.className = `badge ${level}`;
+  badge.title = `Confidence ${level}: ${CONFIDENCE[level]}`;
+  $("confidence-note").textContent = CONFIDENCE[level];
+  $("confidence-box").hidden = !rated;
+  $("verdict").hidden = !(rated || result.short_answer);
+}
+
+// Sources that disagree, newest first, the value in force marked: each side's value, file and date.
+function renderConflicts(result, byNumber) {
+  const box = $("conflicts");
+  box.replaceChildren();
+  for (const conflict of result.conflicts || []) {
+    box.appendChild(el("h3", conflict.attribute ? `Sources disagree (${conflict.attribute})` : "Sources disagree"));
+    const list = el("ul");
+    let marked = false;
+    for (const side of conflict.values) {
+      const item = el("li");
+      item.appendChild(el("span", side.value, "value"));
+      item.appendChild(el("span", ` · ${fileName(side.source)}${side.date ? `, ${side.date}` : ""} `, "where"));
+      if (byNumber.has(side.n)) item.appendChild(citeButton(byNumber.get(side.n)));
+      if (!marked && conflict.current !== null && side.value === conflict.current) {
+        item.appendChild(el("span", "in force", "in-force"));
+        item.classList.add("current");
+        marked = true;
+      }
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+  }
+  box.hidden = box.childElementCount === 0;
 }
 
 async function openPassage(citation) {
@@ -176,6 +227,9 @@ async function ask(event) {
   $("progress").replaceChildren();
   $("answer").replaceChildren();
   $("citations").replaceChildren();
+  $("conflicts").replaceChildren();
+  $("conflicts").hidden = true;
+  $("verdict").hidden = true;
   $("meta").textContent = "";
   $("ask").disabled = true;
   try {
