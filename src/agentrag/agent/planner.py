@@ -33,7 +33,7 @@ _ZH_PAIR = re.compile(
 _ZH_QUESTION_LEAD = re.compile(r"^(请问|请|一下|比较|对比|说说|介绍)+")
 _COMPARISON_WORDS = re.compile(
     r"\b(which|what|who|is|are|was|were|did|does|do|both|either|neither|compare|comparison|between|"
-    r"difference|different|versus|vs|or|and|the|a|an|than)\b|对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个|哪一个|谁|分别|有什么|什么|的|和|与|跟|吗|呢|[?？,，。]",
+    r"difference|different|versus|vs|or|and|the|a|an|than)\b|对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个|哪一个|谁|分别|有什么|什么|的|和|与|跟|吗|呢|是|[?？,，。]",
     re.I,
 )
 _SENTENCE_START = frozenset(
@@ -45,8 +45,9 @@ _SENTENCE_START = frozenset(
 
 def _predicate(question: str, entities: list[str]) -> str:
     rest = question
-    for e in entities:
-        rest = rest.replace(e, " ")
+    for e in sorted(entities, key=len, reverse=True):
+        # Whole words only: taking "apt" out of "aptitude" would leave "itude" in every sub-query.
+        rest = re.sub(rf"(?<![A-Za-z0-9]){re.escape(e)}(?![A-Za-z0-9])", " ", rest)
     rest = _COMPARISON_WORDS.sub(" ", rest)
     return " ".join(dict.fromkeys(rest.split()))
 
@@ -82,7 +83,23 @@ def comparison_entities(question: str) -> list[str]:
         if len(listed) >= 3:
             return []  # a list inside a sentence is ambiguous without a model; keep the question whole
         return []
-    return _en_pair(question)
+    return _en_pair(question) or _difference_pair(question)
+
+
+# "What is the difference between apt and aptitude?": names that need not be capitalised (tools, commands).
+_DIFFERENCE = re.compile(
+    r"\b(?:difference|differences|compare|comparison)\b[^?]*?\bbetween\s+(?P<a>[\w.+#-]+(?:\s[\w.+#-]+){0,2}?)"
+    r"\s+and\s+(?P<b>[\w.+#-]+(?:\s[\w.+#-]+){0,2}?)\s*[?.]?$",
+    re.I,
+)
+
+
+def _difference_pair(question: str) -> list[str]:
+    m = _DIFFERENCE.search(question.strip())
+    if not m:
+        return []
+    a, b = (re.sub(r"^(the|a|an)\s+", "", x, flags=re.I) for x in (m.group("a"), m.group("b")))
+    return [a, b] if a.lower() != b.lower() else []
 
 
 def rule_plan(question: str, max_subqueries: int = 5) -> list[SubQuery]:

@@ -67,6 +67,11 @@ class QuestionAnalysis(BaseModel):
 
 # (pattern, type), first match wins; English patterns are matched on the lower-cased question.
 _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
+    # "How long is the main span": a length; "how long does it take": a duration (next pattern).
+    (
+        re.compile(r"\bhow (long|tall|high|wide|deep|far) (is|are|was|were) (the|a|an|its|his|her|their)\b"),
+        AnswerType.NUMBER,
+    ),
     (re.compile(r"\b(deadline|no later than|by when|how soon|within how)\b"), AnswerType.DURATION),
     (re.compile(r"\b(what|which) (severity|priority|level|tier|grade)\b|\bhow severe\b"), AnswerType.LEVEL),
     (re.compile(r"^\s*why\b|\bwhat (is|was) the reason\b|\bwhat causes?\b|\bwhat led to\b"), AnswerType.REASON),

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agentrag.agent.context import Context
+from agentrag.agent.gap import slot_span
 from agentrag.agent.question import Constraint, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import Value, values
@@ -56,14 +57,7 @@ _CHANGE = re.compile(
     re.I,
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
-_QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
-_QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
 MIN_CLAUSE = 4
-_FUNCTION_WORDS = frozenset(
-    "的 是 在 了 有 和 与 及 为 被 把 由 对 从 向 于 以 而 也 都 就 又 还 这 那 其 该 此 个 之 吗 呢 啊 呀 "
-    "the a an of in on at to for by with from and or is are was were be been do does did has have had it its".split()
-)
-_SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +100,7 @@ class Selector:
         self.context = context
         self.units = units
         self.idf = idf(units)
+        self._unseen = math.log(1 + len(units) or 1)  # the weight of a word no unit holds: the rarest
         self.bridges = [b for b in (bridges or []) if b]
         self._headings: dict[int, frozenset[str]] = {}
         self._about: dict[int, str] = {}  # title and headings, normalised
@@ -172,9 +167,11 @@ class Selector:
         wanted = set(part.target_tokens)
         if not wanted:
             return 1.0
-        inside = len(wanted & unit.tokens)
-        around = len((wanted - unit.tokens) & self._headings[unit.block])
-        return (inside + 0.5 * around) / len(wanted)
+        # Weighted by rarity: "住宿" says what "出差住宿标准" asks about, "出差" and "标准" are said of everything.
+        weight = {t: self.idf.get(t, self._unseen) for t in wanted}
+        inside = sum(weight[t] for t in wanted & unit.tokens)
+        around = sum(weight[t] for t in (wanted - unit.tokens) & self._headings[unit.block])
+        return (inside + 0.5 * around) / sum(weight.values())
 
     def relevance(self, unit: Unit, wanted: set[str]) -> float:
         """The unit's share of the wanted words; its headings count half (a table row means little without them)."""
@@ -344,54 +341,3 @@ def in_gap(part: QuestionPart, unit: Unit) -> bool:
 def _clip(text: str, limit: int = 80) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-# ------------------------------------------------------------------------------------------ the question's gap
-
-
-def _words(text: str) -> list[str]:
-    if has_cjk(text):
-        import jieba
-
-        return [w for w in jieba.lcut(text) if w.strip()]
-    return re.findall(r"[\w'-]+", text)
-
-
-def _anchors(words: list[str]) -> list[str]:
-    """Question words that can locate the gap in a sentence: content words, not particles or copulas."""
-    return [w for w in words if w not in _FUNCTION_WORDS and (len(w) > 1 or (has_cjk(w) and w.isalnum()))]
-
-
-def slot_span(question: str, sentence: str) -> str | None:
-    """The words of the sentence that stand where the question has its question word.
-
-    "广茂铁路全长多少公里？" against "广茂铁路全长364.6公里" gives "364.6": the question's content word nearest before
-    the gap ("全长") and the nearest after it ("公里") are found in the sentence, and what lies between them is the
-    answer; with only the word before, what follows it up to the next punctuation ("赵鹏，中国足球运动员" for
-    "赵鹏的职业是什么").
-    """
-    pattern = _QUESTION_WORDS_ZH if has_cjk(question) else _QUESTION_WORDS_EN
-    gap = pattern.search(question)
-    if gap is None:
-        return None
-    before = _anchors(_words(question[: gap.start()]))[::-1][:3]  # nearest to the gap first
-    after = _anchors([w for w in _words(question[gap.end() :]) if w not in "？?。."])[:3]
-    left = next((sentence.find(w) + len(w) for w in before if w in sentence), -1)
-    if left >= 0:  # what follows the anchor in both ("3》是由") is still the question's, not the answer
-        anchor = next(w for w in before if w in sentence)
-        tail = question[question.find(anchor) + len(anchor) : gap.start()]
-        while tail and left < len(sentence) and sentence[left] == tail[0]:
-            left, tail = left + 1, tail[1:]
-    start = max(left, 0)
-    right = next((p for w in after if (p := sentence.find(w, start)) > start), -1)
-    if left < 0 and right < 0:
-        return None
-    if left >= 0 and right > left:
-        span = sentence[left:right]
-    elif left >= 0:
-        rest = sentence[left:].lstrip(_SPAN_TRIM)
-        span = re.split(r"[，,。.；;！!？?]", rest, maxsplit=1)[0]
-    else:
-        span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
-    span = span.strip(_SPAN_TRIM)
-    return span if 0 < len(span) <= 40 else None

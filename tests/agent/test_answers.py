@@ -1,0 +1,96 @@
+"""Model-free answers a user can act on: the value asked for, from the right row or definition, in clean text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentrag.agent.planner import rule_plan
+from agentrag.embed.base import Embedder
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import Settings
+from agentrag.text.tokenize import tokenize
+from tests.helpers import write
+
+
+@pytest.fixture
+def kb(settings: Settings, embedder: Embedder, tmp_path: Path) -> Iterator[KnowledgeBase]:
+    root = tmp_path / "docs"
+    write(
+        root / "runbook.md",
+        "# On-call runbook\n\n## Severity levels\n\nEvery incident gets a severity level when it is declared:\n\n"
+        "| Severity | Meaning | Response time |\n|---|---|---|\n"
+        "| SEV-1 | Every customer is down | 5 minutes |\n"
+        "| SEV-2 | A core feature is down for some customers | 15 minutes |\n"
+        "| SEV-3 | Degraded, with a workaround | 4 hours |\n",
+    )
+    write(
+        root / "errors.md",
+        "# Error codes\n\n## E2001\n\nError E2001 means the monthly request quota of the tenant is exhausted. "
+        "Requests fail until the quota resets on the first day of the month.\n",
+    )
+    write(
+        root / "bridge.md",
+        "# Harbour Bridge\n\nThe Harbour Bridge opened to traffic in 1932.[8] Its main span is 503 metres long.[9] "
+        "It was designed by the engineer John Bradfield.[10]\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as knowledge_base:
+        knowledge_base.ingest([root])
+        yield knowledge_base
+
+
+def test_a_table_row_answers_for_the_level_asked_about(kb: KnowledgeBase) -> None:
+    answer = kb.ask("What is the response time for SEV-2?", mode="single")
+    assert answer.short_answer == "15 minutes"
+    assert "Severity: SEV-2, Meaning: A core feature is down for some customers, Response time: 15 minutes" in (
+        answer.answer
+    ), "the row is given as header: value pairs, not as raw cells"
+    assert "| SEV-2 |" not in answer.answer
+    assert answer.stop_reason == "answered"
+    assert answer.confidence == "high"
+
+
+def test_a_definition_question_gets_the_definition(kb: KnowledgeBase) -> None:
+    answer = kb.ask("What does error E2001 mean?", mode="single")
+    assert answer.short_answer is not None
+    assert "monthly request quota of the tenant is exhausted" in answer.short_answer
+    assert answer.answer.startswith(answer.short_answer)
+
+
+def test_source_footnotes_are_not_taken_for_citations(kb: KnowledgeBase) -> None:
+    answer = kb.ask("How long is the main span of the Harbour Bridge?", mode="single")
+    assert answer.short_answer == "503 metres"
+    assert not re.search(r"\[(8|9|10)\]", answer.answer), answer.answer
+    assert answer.unsupported == []
+    assert {c.n for c in answer.citations} == {1}
+
+
+def test_every_answer_sentence_is_one_passage_s_words(kb: KnowledgeBase) -> None:
+    """Sentences never run across passages: each cited sentence of the answer is in the passage it cites."""
+    answer = kb.ask("When did the Harbour Bridge open and who designed it?", mode="single")
+    passages = {c.n: kb.chunk(c.chunk_id).text for c in answer.citations}
+    for sentence in re.split(r"(?<=\])[.。]?\s*", answer.answer):
+        numbers = [int(n) for n in re.findall(r"\[(\d+)\]", sentence)]
+        words = set(tokenize(re.sub(r"\[\d+\]", "", sentence)))
+        for n in numbers:
+            assert words <= set(tokenize(passages[n])), (sentence, passages[n])
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        ("apt 和 aptitude 有什么区别？", ["apt", "aptitude"]),
+        ("What is the difference between apt and aptitude?", ["apt", "aptitude"]),
+        ("标准版和企业版有什么区别？", ["标准版", "企业版"]),
+        ("Which is older, Lyon or Turin?", ["Lyon", "Turin"]),
+    ],
+)
+def test_comparison_sub_queries_are_phrases_of_the_question(question: str, sides: list[str]) -> None:
+    plan = rule_plan(question)
+    assert [s.about for s in plan] == sides
+    for sub in plan:
+        for word in sub.query.split():
+            assert word in question, f"{word!r} of {sub.query!r} is not in the question"
