@@ -94,3 +94,16 @@ def test_comparison_sub_queries_are_phrases_of_the_question(question: str, sides
     for sub in plan:
         for word in sub.query.split():
             assert word in question, f"{word!r} of {sub.query!r} is not in the question"
+
+
+def test_named_options_in_a_lowercase_question_are_chosen_between_not_answered_yes(kb: KnowledgeBase) -> None:
+    answer = kb.ask("was the harbour bridge designed by john bradfield or joseph strauss?")
+    assert answer.short_answer is not None
+    assert answer.short_answer.lower() == "john bradfield"
+
+
+def test_a_short_answer_is_never_a_bare_article(kb: KnowledgeBase) -> None:
+    answer = kb.ask("which engineer designed the harbour bridge?")
+    assert answer.short_answer is not None
+    assert answer.short_answer.lower() not in {"the", "a", "an", "of"}
+    assert "Bradfield" in answer.short_answer

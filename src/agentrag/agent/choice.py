@@ -57,7 +57,7 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     if len(options) < 2:
         return None
     about = {o: _about(o, selector) for o in options}
-    if not all(about.values()):
+    if not any(about.values()):
         return None
     asked_numbers = set(_NUMBER.findall(part.text))
     for comparative, pattern, pick_max in (
@@ -68,6 +68,8 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     ):
         if not comparative.search(part.text):
             continue
+        if not all(about.values()):
+            return None  # a comparison needs the property of every option
         measured = {o: _measure(us, pattern, asked_numbers) for o, us in about.items()}
         if all(measured.values()):
             best = (max if pick_max else min)(options, key=lambda o: measured[o][0])  # type: ignore[index]
@@ -75,11 +77,15 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     # No comparison to compute: the option whose sentences share most of the rest of the question.
     rest = set(tokenize_query(part.text)) - {t for o in options for t in unit_tokens(o)}
 
-    def support(option: str) -> tuple[float, Unit]:
-        return max(((len(rest & u.tokens), u) for u in about[option]), key=lambda x: x[0])
+    def support(option: str) -> tuple[float, Unit | None]:
+        scored = ((len(rest & (u.tokens | selector.headings(u.block))), u) for u in about[option])
+        return max(scored, key=lambda x: x[0], default=(0, None))
 
     best = max(options, key=lambda o: support(o)[0])
-    return Chosen(best, support(best)[1])
+    shared, unit = support(best)
+    if unit is None or (not all(about.values()) and shared * 2 < len(rest)):
+        return None  # only one option is in the evidence, and its sentences are not about the rest of the question
+    return Chosen(best, unit)
 
 
 def yes_or_no(best: Scored) -> str:

@@ -17,6 +17,7 @@ _FUNCTION_WORDS = frozenset(
     "的 是 在 了 有 和 与 及 为 被 把 由 对 从 向 于 以 而 也 都 就 又 还 这 那 其 该 此 个 之 吗 呢 啊 呀 "
     "the a an of in on at to for by with from and or is are was were be been do does did has have had it its".split()
 )
+_AUXILIARIES = frozenset("can could will would should may might must shall".split())
 _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
 
 
@@ -33,6 +34,16 @@ def _anchors(words: list[str]) -> list[str]:
     return [w for w in words if w not in _FUNCTION_WORDS and (len(w) > 1 or (has_cjk(w) and w.isalnum()))]
 
 
+def _kind_word(question_word: str, rest: str) -> str | None:
+    """The noun after "which"/"what" that names the kind of thing asked for: "engineer" in "which engineer ..."."""
+    if question_word.lower() not in ("which", "what", "whose"):
+        return None
+    following = re.findall(r"[\w'-]+", rest)[:1]
+    if not following or following[0].lower() in _FUNCTION_WORDS or following[0].lower() in _AUXILIARIES:
+        return None
+    return following[0]
+
+
 def slot_span(question: str, sentence: str) -> str | None:
     """The words of the sentence that stand where the question has its question word.
 
@@ -46,7 +57,14 @@ def slot_span(question: str, sentence: str) -> str | None:
     if gap is None:
         return None
     before = _anchors(words(question[: gap.start()]))[::-1][:3]  # nearest to the gap first
-    after = _anchors([w for w in words(question[gap.end() :]) if w not in "？?。."])[:3]
+    after = _anchors([w for w in words(question[gap.end() :]) if w not in "？?。."])
+    kind = _kind_word(gap.group(0), question[gap.end() :])
+    if kind is not None:  # "which engineer designed ...": "the engineer John Bradfield" names the answer
+        named = re.search(rf"\b(?i:{re.escape(kind)})s?\s+((?:[A-Z][\w'’.-]*\s?){{1,4}})", sentence)
+        if named:
+            return named.group(1).strip()
+        after = [w for w in after if w != kind]  # the kind is not where the sentence's answer ends
+    after = after[:3]
     left = next((sentence.find(w) + len(w) for w in before if w in sentence), -1)
     if left >= 0:  # what follows the anchor in both ("3》是由") is still the question's, not the answer
         anchor = next(w for w in before if w in sentence)
@@ -65,4 +83,7 @@ def slot_span(question: str, sentence: str) -> str | None:
     else:
         span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
     span = span.strip(_SPAN_TRIM)
-    return span if 0 < len(span) <= 40 else None
+    if all(w.lower() in _FUNCTION_WORDS or not any(c.isalnum() for c in w) for w in words(span)):
+        return None  # "the", "的": particles alone answer nothing
+        return None
+    return span if len(span) <= 40 else None

@@ -150,6 +150,15 @@ _NAME_AFTER = r"(?:(?i:the)\s+)?[\"“]?[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|la
 _CHOICE_YES_NO = re.compile(
     rf"^\s*(?i:is|are|was|were|does|do|did|has|have)\s+(?P<a>{_NAME_AFTER})\s+or\s+(?P<b>{_NAME_AFTER})"
 )
+# "is dreamworks owned by time warner or universal pictures?": lowercase options closing a yes/no question after a
+# preposition; the first option takes as many words as the second.
+_CHOICE_TAIL = re.compile(
+    r"^\s*(?i:is|are|was|were|does|do|did|has|have)\b.*\b(?:by|in|from|of|to|at|on|with|for|than|as)\s+"
+    r"(?P<a>[\w'’.&-]+(?:\s+[\w'’.&-]+){0,4}?)\s+or\s+(?P<b>[\w'’.&-]+(?:\s+[\w'’.&-]+){0,3})\s*\??\s*$",
+    re.I,
+)
+# "known by multiple names or nicknames", "or not": a yes/no question, not two named options.
+_NOT_OPTIONS = frozenset("not no neither any multiple many several some other more different both".split())
 _BETWEEN = re.compile(rf"(?i:\bbetween)\s+(?:two\s+\w+\s+)?(?P<a>{_NAME_AFTER})\s+and\s+(?P<b>{_NAME_AFTER})")
 
 
@@ -276,6 +285,10 @@ def _options(text: str, zh: bool) -> list[str]:
         first = _bare(m.group("a").rsplit(",", 1)[-1])
         second = _bare(m.group("b").split(",")[0])
         return [first, second] if first and second and len(first.split()) <= 8 else []
+    tail = _CHOICE_TAIL.search(text)
+    if tail and not _NOT_OPTIONS & set(f"{tail.group('a')} {tail.group('b')}".lower().split()):
+        second = tail.group("b").split()
+        return [" ".join(tail.group("a").split()[-len(second) :]), " ".join(second)]
     between = _BETWEEN.search(text)
     return [_bare(between.group("a")), _bare(between.group("b"))] if between else []
 
