@@ -38,7 +38,7 @@ def _kind_word(question_word: str, rest: str) -> str | None:
     """The noun after "which"/"what" that names the kind of thing asked for: "engineer" in "which engineer ..."."""
     if question_word.lower() not in ("which", "what", "whose"):
         return None
-    following = re.findall(r"[\w'-]+", rest)[:1]
+    following: list[str] = re.findall(r"[\w'-]+", rest)[:1]
     if not following or following[0].lower() in _FUNCTION_WORDS or following[0].lower() in _AUXILIARIES:
         return None
     return following[0]

@@ -287,8 +287,8 @@ def _options(text: str, zh: bool) -> list[str]:
         return [first, second] if first and second and len(first.split()) <= 8 else []
     tail = _CHOICE_TAIL.search(text)
     if tail and not _NOT_OPTIONS & set(f"{tail.group('a')} {tail.group('b')}".lower().split()):
-        second = tail.group("b").split()
-        return [" ".join(tail.group("a").split()[-len(second) :]), " ".join(second)]
+        words_b = tail.group("b").split()
+        return [" ".join(tail.group("a").split()[-len(words_b) :]), " ".join(words_b)]
     between = _BETWEEN.search(text)
     return [_bare(between.group("a")), _bare(between.group("b"))] if between else []
 
