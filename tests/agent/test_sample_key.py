@@ -62,3 +62,13 @@ def test_conflicting_policies_lead_with_the_one_in_force(question: KeyQuestion, 
     assert [v.date for v in conflict.values] == sorted((v.date for v in conflict.values), reverse=True)
     assert answer.short_answer is not None
     assert question.conflict.current in answer.short_answer
+
+
+def test_a_high_confidence_short_answer_states_the_key_fact(answers: dict[int, Answer]) -> None:
+    """High confidence is a promise: the few words shown first are the fact asked for, not a nearby phrase."""
+    sure = [q for q in KEY.questions if answers[q.id].confidence == "high" and (q.facts or q.conflict)]
+    assert len(sure) >= 4, "the sample has plainly stated facts; some must be answered with high confidence"
+    for q in sure:
+        short = (answers[q.id].short_answer or "").lower()
+        expected = [q.conflict.current] if q.conflict else q.facts[0]
+        assert any(alternative.lower() in short for alternative in expected), (q.question, short, expected)

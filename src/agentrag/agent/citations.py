@@ -123,10 +123,15 @@ class CitationChecker:
         # Pass 1: lexical support; collect claims that need the (slower) embedding check.
         verdicts: list[dict[int, tuple[bool, str]]] = []
         pending: list[tuple[int, int, str, str]] = []  # sentence index, n, claim, passage text
+        cited = [markers(s) for s in sentences]
         for i, sentence in enumerate(sentences):
             claim = strip_markers(sentence)
             verdict: dict[int, tuple[bool, str]] = {}
-            for n in dict.fromkeys(markers(sentence)):
+            numbers = cited[i]
+            if not numbers and i + 1 < len(placed) and placed[i + 1][0] == placed[i][0]:
+                # "Review: blameless; discussed at the weekly meeting[2]": one passage's sentence, split at ";"
+                numbers = cited[i + 1]
+            for n in dict.fromkeys(numbers):
                 if not 1 <= n <= len(passages):
                     verdict[n] = (False, "")
                     continue

@@ -23,7 +23,7 @@ from agentrag.agent.selection import Selector, relevance
 from agentrag.agent.units import Unit
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
-from agentrag.vocab import AnswerType
+from agentrag.vocab import AnswerType, Confidence
 
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
@@ -39,6 +39,14 @@ def _not_answering(zh: bool) -> str:
         if zh
         else "Nothing in the knowledge base clearly answers this question. "
         "The closest passages, which do not answer it:"
+    )
+
+
+def _unverified(zh: bool) -> str:
+    return (
+        "知识库中没有明确陈述答案的内容。以下是与问题最相关的段落："
+        if zh
+        else "Nothing in the knowledge base states the answer plainly. The passages most relevant to the question:"
     )
 
 
@@ -89,6 +97,8 @@ class ExtractiveSynthesizer:
         lead = self._short_line(assessment, zh)
         if lead:
             lines.append(lead)
+        elif assessment.confidence == Confidence.LOW:  # the passages below are on the question, not checked answers
+            lines.append(_unverified(zh))
         for part in assessment.parts:
             lines.extend(self._conflict_lines(part, context, shown, zh))
         answering = [u for p in assessment.parts if p.answered for u in self._answering_units(p)]

@@ -15,9 +15,9 @@ _QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几
 _QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _FUNCTION_WORDS = frozenset(
     "的 是 在 了 有 和 与 及 为 被 把 由 对 从 向 于 以 而 也 都 就 又 还 这 那 其 该 此 个 之 吗 呢 啊 呀 "
-    "the a an of in on at to for by with from and or is are was were be been do does did has have had it its".split()
+    "the a an of in on at to for by with from and or is are was were be been do does did has have had it its "
+    "can could will would should may might must shall".split()
 )
-_AUXILIARIES = frozenset("can could will would should may might must shall".split())
 _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
 
 
@@ -39,7 +39,7 @@ def _kind_word(question_word: str, rest: str) -> str | None:
     if question_word.lower() not in ("which", "what", "whose"):
         return None
     following: list[str] = re.findall(r"[\w'-]+", rest)[:1]
-    if not following or following[0].lower() in _FUNCTION_WORDS or following[0].lower() in _AUXILIARIES:
+    if not following or following[0].lower() in _FUNCTION_WORDS:
         return None
     return following[0]
 

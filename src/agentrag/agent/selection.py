@@ -47,7 +47,9 @@ VALUE_TYPES = frozenset(
     }
 )
 _DEFINES = re.compile(
-    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|(?<=\w) (is|are) (a|an|the)\b|"
+    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
+    # "E1042 is a ...", but not "E1042 is the most common error": a superlative ranks, it does not define
+    r"(?<=\w) (is|are) (a|an|the)\b(?! (most|least|first|last|only|best|worst|\w+est)\b)|"
     r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
     re.I,
 )
@@ -308,8 +310,8 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
         inside = [v for v in candidates if v.text in slot]
         if inside:
             return inside[0].text
-        if kind == AnswerType.ENTITY or not candidates:
-            return slot
+        if kind == AnswerType.ENTITY or (not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE)):
+            return slot  # a person or a place is a name: words in the gap that name no one are not the answer
     if not candidates:
         return None
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text

@@ -115,10 +115,16 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
         words = m.group(0).split()
         while words and words[0].lower() in _STARTS:
             words = words[1:]
+        if kind == AnswerType.PERSON and any(ch.isdigit() for w in words for ch in w):
+            continue  # "AI-6 Issue", "Release 2025.02": an item or a version, not someone
         if words and not words[0][0].isdigit():
             phrase = " ".join(words)
             found.append(Value(phrase, m.end() - len(phrase), m.end()))
     return sorted(found, key=lambda v: (v.start, -len(v.text)))
+
+
+# A duration that says when: "within 30 days", "after six weeks", "30 天内", "满 6 周后".
+_DEADLINE = re.compile(r"\b(within|after|in|by|until|before)\s+\S|满|[内后]|以内|之内|之后", re.I)
 
 
 def values(text: str, kind: AnswerType) -> list[Value]:
@@ -130,7 +136,10 @@ def values(text: str, kind: AnswerType) -> list[Value]:
     if kind == AnswerType.NUMBER:
         return [v for v in _spans(_AMOUNT, text) if any(ch.isdigit() for ch in v.text) or has_cjk(v.text)]
     if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
-        return sorted(_spans(_DATE, text) + values(text, AnswerType.DURATION), key=lambda v: v.start)
+        dates, durations = _spans(_DATE, text), values(text, AnswerType.DURATION)
+        if dates:  # "announced 72 hours in advance, held on Sundays": the duration is not the when
+            durations = [v for v in durations if _DEADLINE.search(text[max(0, v.start - 8) : v.end + 3])]
+        return sorted(dates + durations, key=lambda v: v.start)
     if kind in (AnswerType.PERSON, AnswerType.PLACE):
         return names(text, kind)
     if kind == AnswerType.ENTITY:  # "what is the X": a name, or else an amount or a date
