@@ -338,8 +338,9 @@ def main() -> None:
     parser.add_argument(
         "--extra",
         type=Path,
-        default=ROOT / "benchmarks" / "extra.md",
-        help="hand-written sections (ingest, choices) appended as they are",
+        nargs="*",
+        default=[ROOT / "benchmarks" / "choices.md", ROOT / "benchmarks" / "answers.md"],
+        help="hand-written sections appended as they are (default: how retrieval was chosen; issue 9's answers)",
     )
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
     parser.add_argument("--answer-limit", type=int, default=None, help="first N queries for the answer runs")
@@ -444,8 +445,9 @@ def main() -> None:
     side_by_side = args.out / "side-by-side" / "SIDE-BY-SIDE.md"
     if side_by_side.exists():
         lines += [side_by_side.read_text(encoding="utf-8").rstrip(), ""]
-    if args.extra.exists():
-        lines += [args.extra.read_text(encoding="utf-8").rstrip(), ""]
+    for extra in args.extra:
+        if extra.exists():
+            lines += [extra.read_text(encoding="utf-8").rstrip(), ""]
     args.write.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {args.write}")
 
