@@ -1,8 +1,9 @@
 """Caches for retrieval results and LLM calls: in-process by default, Redis when configured.
 
-Keys are content hashes that include the knowledge base's generation, so any ingest, update or delete
-moves every key of that knowledge base: a stale entry can never be served, it simply stops being asked
-for and ages out (LRU in process, TTL in Redis).
+Keys are content hashes that include the knowledge base's instance id and generation, so any ingest, update
+or delete moves every key of that knowledge base, and so does deleting it and creating it again under the same
+name: a stale entry can never be served, it simply stops being asked for and ages out (LRU in process, TTL in
+Redis).
 """
 
 from __future__ import annotations

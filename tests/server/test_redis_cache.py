@@ -73,3 +73,36 @@ def test_a_redis_outage_costs_the_cache_not_the_answer(redis_proc: tuple[str, su
     proc.wait(timeout=10)
     assert cache.get(cache_key("x", 1)) is None
     cache.set(cache_key("x", 2), b"ignored")
+
+
+def test_a_recreated_knowledge_base_is_not_served_the_old_ones_rankings_from_another_process(
+    redis_url: str, tmp_path: Path, embedder: Embedder
+) -> None:
+    import json
+    import os
+    import sys
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    write(old / "a-aurora.md", "# Aurora\n\nError E1042 means the query has over 128 clauses.\n")
+    write(old / "b-lunch.md", "# Lunch\n\nThe canteen opens at noon and closes at two.\n")
+    write(new / "a-lunch.md", "# Lunch\n\nThe canteen opens at noon and closes at two.\n")
+    write(new / "b-aurora.md", "# Aurora\n\nError E1042 means the index is being rebuilt; retry later.\n")
+    home = tmp_path / "home"
+    settings = load_settings(home, redis_url=redis_url)
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest(sorted(old.iterdir()))
+        assert "128 clauses" in kb.search("E1042", k=2)[0].chunk.text
+        kb.destroy()
+
+    # Another process creates the knowledge base again, with as many writes (the same generation).
+    env = {**os.environ, "AGENTRAG_REDIS_URL": redis_url}
+
+    def cli(*args: str) -> str:
+        command = [sys.executable, "-m", "agentrag.cli", *args, "--home", str(home), "--kb", "kb", "--json"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=True)
+        return done.stdout
+
+    cli("ingest", str(new / "a-lunch.md"), str(new / "b-aurora.md"))
+    hits = json.loads(cli("search", "E1042", "-k", "2"))["hits"]
+    assert "being rebuilt" in hits[0]["text"]
+    assert hits[0]["source"].endswith("b-aurora.md")
