@@ -106,3 +106,40 @@ def test_a_recreated_knowledge_base_is_not_served_the_old_ones_rankings_from_ano
     hits = json.loads(cli("search", "E1042", "-k", "2"))["hits"]
     assert "being rebuilt" in hits[0]["text"]
     assert hits[0]["source"].endswith("b-aurora.md")
+
+
+def test_a_redis_that_dies_mid_run_is_logged_once_and_its_return_too(
+    redis_proc: tuple[str, subprocess.Popen[bytes]], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="agentrag")
+    url, proc = redis_proc
+    cache = RedisCache(url, ttl_s=60, retry_s=0)
+    cache.set(cache_key("x", 1), b"value")
+    assert cache.get(cache_key("x", 1)) == b"value"
+    assert not caplog.records
+    proc.terminate()
+    proc.wait(timeout=10)
+    for n in range(5):
+        assert cache.get(cache_key("x", n)) is None
+        cache.set(cache_key("x", n), b"ignored")
+    down = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(down) == 1, [r.getMessage() for r in caplog.records]
+    assert url.rsplit("/", 1)[0].removeprefix("redis://") in down[0].getMessage()
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    assert REDIS is not None
+    again = subprocess.Popen(
+        [REDIS, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(int(port))
+        cache.set(cache_key("x", 9), b"back")
+        assert cache.get(cache_key("x", 9)) == b"back"
+        assert any("again" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)
+        assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+    finally:
+        again.terminate()
+        again.wait(timeout=10)
