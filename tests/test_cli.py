@@ -256,3 +256,88 @@ def test_help_shows_the_defaults_in_brackets() -> None:
         code, output = run(command, "--help")
         assert code == 0
         assert "[default:" in output, command
+
+
+def _dataset_without_qrels(data: Path) -> Path:
+    corpus = [
+        {"_id": "d1", "title": "Aurora", "text": "Error E1042 means the quota is exhausted."},
+        {"_id": "d2", "title": "报销制度", "text": "员工出差住宿标准为每晚五百元。"},
+    ]
+    queries = [
+        {"_id": "q1", "text": "What does error E1042 mean?", "answers": ["quota is exhausted"]},
+        {"_id": "q2", "text": "住宿标准是多少？", "answers": ["五百元"]},
+    ]
+    write(data / "corpus.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in corpus) + "\n")
+    write(data / "queries.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in queries) + "\n")
+    return data
+
+
+def test_eval_answers_a_dataset_without_qrels_and_leaves_the_retrieval_block_null(tmp_path: Path) -> None:
+    data = _dataset_without_qrels(tmp_path / "no-qrels")
+    out, report = tmp_path / "out.json", tmp_path / "report.md"
+    args = ("eval", str(data), "--home", str(tmp_path / "home"), "--task", "answer")
+    code, output = run(*args, "--json", str(out), "--report", str(report))
+    assert code == 0, output
+    assert "contains 1.000" in output, "the summary line shows the answer numbers"
+    result = json.loads(out.read_text())
+    assert result["queries"] == 2, "without judgements every query is asked"
+    assert result["retrieval"] is None
+    assert result["answer"]["contains"] == 1.0
+    assert "## Answers" in report.read_text()
+
+
+def test_eval_retrieval_without_qrels_is_a_one_line_error_naming_the_file(tmp_path: Path) -> None:
+    data = _dataset_without_qrels(tmp_path / "no-qrels")
+    result = runner.invoke(app, ["eval", str(data), "--home", str(tmp_path / "home")])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, SystemExit), "an error message, not a traceback"
+    (line,) = result.output.strip().splitlines()
+    assert str(data / "qrels.tsv") in line
+    assert "--task answer" in line
+
+
+COMPARISON = "What is the difference between Aurora and Kestrel?"  # the agent searches once per side and more
+
+
+def _comparison_home(tmp_path: Path) -> str:
+    home = str(tmp_path / "home")
+    write(tmp_path / "d" / "aurora.md", "# Aurora\n\nAurora is the search API. Error E1042 means quota exhausted.\n")
+    write(tmp_path / "d" / "kestrel.md", "# Kestrel\n\nKestrel is the queue service owned by the storage team.\n")
+    assert run("ingest", str(tmp_path / "d"), "--home", home)[0] == 0
+    return home
+
+
+def test_ask_and_chat_take_budget_overrides(tmp_path: Path) -> None:
+    home = _comparison_home(tmp_path)
+    ask = ("ask", COMPARISON, "--mode", "agent", "--home", home, "--json")
+    code, output = run(*ask)
+    assert code == 0, output
+    assert json.loads(output)["usage"]["retrieval_calls"] > 1
+    for flags in (("--max-searches", "1"), ("--budget", "max_retrieval_calls=1")):
+        code, output = run(*ask, *flags)
+        assert code == 0, output
+        assert json.loads(output)["usage"]["retrieval_calls"] == 1, flags
+    result = runner.invoke(
+        app, ["chat", "--mode", "agent", "--max-searches", "1", "--home", home, "--json"], input=COMPARISON + "\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.strip().splitlines()[-1])["usage"]["retrieval_calls"] == 1
+
+
+def test_bad_budget_overrides_are_one_line_errors_naming_the_key(tmp_path: Path) -> None:
+    home = _comparison_home(tmp_path)
+    cases = [
+        (("--budget", "max_searchs=2"), "max_searchs"),
+        (("--budget", "max_llm_calls=-1"), "max_llm_calls"),
+        (("--budget", "max_tokens"), "--budget"),
+        (("--max-seconds", "0"), "--max-seconds"),
+        (("--max-searches", "1", "--budget", "max_retrieval_calls=2"), "max_retrieval_calls"),
+    ]
+    for flags, named in cases:
+        for command in (("ask", COMPARISON), ("chat",)):
+            result = runner.invoke(app, [*command, "--home", home, *flags], input=COMPARISON + "\n")
+            assert result.exit_code == 2, (command, flags, result.output)
+            lines = result.output.strip().splitlines()
+            assert named in result.output, (command, flags, result.output)
+            assert isinstance(result.exception, SystemExit), (flags, result.output)
+            assert len(lines) == 1 or "Usage:" in result.output, result.output

@@ -87,6 +87,9 @@ class KnowledgeBase:
         self.settings = settings
         self.path = Layout(settings.home).kb_dir(name)
         self.store: Store = make_store(settings.store, Layout(settings.home).kb_dir(name))
+        self.instance_id = Layout(settings.home).kb_instance_id(name)
+        # Cache keys name the instance, not only the folder: a recreated knowledge base starts over.
+        self._cache_namespace = f"{self.path.resolve()}#{self.instance_id}"
         self.embedder = embedder or shared_embedder(settings.embedder)
         self._bound = False
         self._assistant: Assistant | None = None
@@ -97,7 +100,7 @@ class KnowledgeBase:
             make_reranker(settings.rerank),
             settings.rerank.top_n,
             cache=shared_cache(settings) if search_cache else None,
-            namespace=str(self.path.resolve()),
+            namespace=self._cache_namespace,
         )
 
     @classmethod
@@ -197,7 +200,7 @@ class KnowledgeBase:
                 make_llm(
                     self.settings.llm,
                     cache=shared_cache(self.settings),
-                    cache_scope=lambda: f"{self.path.resolve()}@{self.store.generation}",
+                    cache_scope=lambda: f"{self._cache_namespace}@{self.store.generation}",
                 ),
                 kb_name=self.name,
                 trace_dir=layout.traces(self.name),

@@ -3,6 +3,8 @@
     <home>/
       agentrag.toml                 settings
       kbs/<name>/                   one knowledge base; the store keeps its files here (store.sqlite, ...)
+      kbs/<name>/kb.json            its instance id, made with it: a knowledge base recreated under the same
+                                    name is a new instance, so nothing cached for the old one is served
       traces/<kb>/<trace_id>.jsonl  every step of each answer
       failures.jsonl                questions that ended without a full answer
       conversations/<id>.json       conversations (the CLI's `chat --conversation` and the service's)
@@ -15,12 +17,16 @@ Nothing else builds these paths.
 
 from __future__ import annotations
 
+import json
+import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 SETTINGS_FILE = "agentrag.toml"
 # The embedded store's database: its presence marks a folder under kbs/ as a knowledge base.
 STORE_FILE = "store.sqlite"
+INSTANCE_FILE = "kb.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,32 @@ class Layout:
 
     def store_file(self, name: str) -> Path:
         return self.kb_dir(name) / STORE_FILE
+
+    def kb_instance_file(self, name: str) -> Path:
+        return self.kb_dir(name) / INSTANCE_FILE
+
+    def kb_instance_id(self, name: str) -> str:
+        """The id of this knowledge base's instance, created (and stored) on first open, so a knowledge base
+        made before ids existed gets one too."""
+        path = self.kb_instance_file(name)
+        found = _read_instance_id(path)
+        if found:
+            return found
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = uuid.uuid4().hex
+        temp = path.with_name(f".{INSTANCE_FILE}.{fresh}")
+        temp.write_text(json.dumps({"instance_id": fresh}), encoding="utf-8")
+        try:
+            if path.exists():  # unreadable: replace it (a new id only costs cache misses)
+                os.replace(temp, path)
+                return fresh
+            # link, unlike rename, fails when another process wrote its id first: then that id is the one
+            os.link(temp, path)
+            return fresh
+        except FileExistsError:
+            return _read_instance_id(path) or fresh
+        finally:
+            temp.unlink(missing_ok=True)
 
     def traces(self, kb: str) -> Path:
         return self.home / "traces" / kb
@@ -72,3 +104,11 @@ class Layout:
         if not self.kbs.is_dir():
             return []
         return sorted(p.name for p in self.kbs.iterdir() if (p / STORE_FILE).exists())
+
+
+def _read_instance_id(path: Path) -> str | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("instance_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None

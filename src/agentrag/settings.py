@@ -5,14 +5,16 @@ arguments. Unknown keys are errors, so a typo in the settings file never passes 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
 import os
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -218,6 +220,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        check_environment(os.environ)
         home = init_settings().get("home") or os.environ.get("AGENTRAG_HOME") or ".agentrag"
         toml = TomlConfigSettingsSource(settings_cls, toml_file=Layout(Path(home)).settings_file)
         return (init_settings, env_settings, toml)
@@ -236,4 +239,85 @@ def load_settings(home: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings for a data directory; `overrides` are nested dicts or values, highest priority."""
     if home is not None:
         overrides["home"] = Path(home)
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        blamed = _blame_environment(exc, os.environ)
+        if blamed:
+            raise ConfigError(blamed) from exc
+        raise
+
+
+# ---------------------------------------------------------------------- environment variables
+
+ENV_PREFIX = "AGENTRAG_"
+# Variables with the prefix that are read but are not a settings path (see `_standard_llm_environment`).
+ENV_EXTRAS = frozenset({"AGENTRAG_LLM_MODEL"})
+
+
+def _variables(environ: typing.Mapping[str, str]) -> dict[str, list[str]]:
+    """The prefixed variables that name settings, each as its lower-cased path (names are case-insensitive)."""
+    return {
+        name: name[len(ENV_PREFIX) :].lower().split("__")
+        for name in environ
+        if name.upper().startswith(ENV_PREFIX) and name.upper() not in ENV_EXTRAS
+    }
+
+
+def _section(annotation: Any) -> type[BaseModel] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _env_problem(path: list[str]) -> str | None:
+    """What is wrong with a variable's settings path, or None when it names a section, a field or a dict key."""
+    model: type[BaseModel] = Settings
+    for depth, part in enumerate(path):
+        fields = model.model_fields
+        if part not in fields:
+            where = f"section {'.'.join(path[:depth])!r} has no setting" if depth else "no section or setting"
+            return f"{where} {part!r}{_suggest(part, model)}"
+        annotation = fields[part].annotation
+        section = _section(annotation)
+        if section is not None:
+            model = section
+            continue
+        rest = path[depth + 1 :]
+        if not rest or (typing.get_origin(annotation) is dict and len(rest) == 1):
+            return None
+        return f"{'.'.join(path[: depth + 1])} is a setting, not a section"
+    return None
+
+
+def _suggest(part: str, model: type[BaseModel]) -> str:
+    close = difflib.get_close_matches(part, list(model.model_fields), n=1)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    if model is Settings:  # a field given without its section
+        for name, info in Settings.model_fields.items():
+            section = _section(info.annotation)
+            if section is not None and part in section.model_fields:
+                return f" (did you mean {ENV_PREFIX}{name.upper()}__{part.upper()}?)"
+    return f" (known: {', '.join(model.model_fields)})"
+
+
+def check_environment(environ: typing.Mapping[str, str]) -> None:
+    """A misspelled `AGENTRAG_...` variable would be ignored without a word: refuse it, naming it."""
+    for name, path in sorted(_variables(environ).items()):
+        problem = _env_problem(path)
+        if problem:
+            raise ConfigError(
+                f"environment variable {name}: {problem}; settings variables are {ENV_PREFIX}<SECTION>__<KEY>, "
+                f"with the sections and keys of agentrag.toml"
+            )
+
+
+def _blame_environment(exc: ValidationError, environ: typing.Mapping[str, str]) -> str | None:
+    """One line naming the variables behind validation errors, or None when none came from the environment."""
+    variables = _variables(environ)
+    lines = []
+    for error in exc.errors():
+        loc = [str(p).lower() for p in error["loc"]]
+        for name, path in variables.items():
+            if loc[: len(path)] == path or path[: len(loc)] == loc:
+                lines.append(f"environment variable {name}={environ[name]!r}: {'.'.join(loc)}: {error['msg']}")
+    return "; ".join(lines) or None

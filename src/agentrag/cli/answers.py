@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
+from agentrag.agent.budget_overrides import check_overrides
 from agentrag.agent.memory import Conversation
 from agentrag.cli.common import (
     HomeOption,
@@ -20,10 +21,12 @@ from agentrag.cli.common import (
     model_free_notice,
     open_kb,
     out,
+    parse_pairs,
     print_progress,
     settings_for,
     snippet,
 )
+from agentrag.errors import ConfigError
 from agentrag.failures import FailureLog
 from agentrag.kb import KnowledgeBase
 from agentrag.layout import Layout
@@ -35,6 +38,45 @@ from agentrag.vocab import Confidence, Mode, Preset
 MODE_HELP = (
     "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
 )
+
+# The budget fields with a flag of their own; `--budget KEY=VALUE` reaches every field of the budget model.
+BUDGET_FLAGS = {
+    "--max-searches": "max_retrieval_calls",
+    "--max-llm-calls": "max_llm_calls",
+    "--max-seconds": "max_seconds",
+}
+MaxSearches = Annotated[
+    int | None, typer.Option("--max-searches", help="At most N searches for this question (overrides the preset).")
+]
+MaxLLMCalls = Annotated[int | None, typer.Option("--max-llm-calls", help="At most N LLM calls (overrides the preset).")]
+MaxSeconds = Annotated[
+    float | None, typer.Option("--max-seconds", help="Wall time for the whole question (overrides the preset).")
+]
+BudgetPairs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--budget",
+        metavar="KEY=VALUE",
+        help="Override any budget field of the preset, e.g. --budget max_tokens=8000 (repeatable).",
+    ),
+]
+
+
+def budget_overrides(
+    max_searches: int | None, max_llm_calls: int | None, max_seconds: float | None, pairs: list[str] | None
+) -> dict[str, Any] | None:
+    """The budget overrides given on the command line, checked against the budget model (errors name the flag)."""
+    overrides: dict[str, Any] = dict(parse_pairs(pairs or [], "--budget"))
+    flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds), strict=True))
+    for flag, value in flags.items():
+        if value is None:
+            continue
+        key = BUDGET_FLAGS[flag]
+        if key in overrides:
+            raise ConfigError(f"{flag} and --budget {key}=... both set the budget's {key}: give one")
+        overrides[key] = value
+    labels = {key: flag for flag, key in BUDGET_FLAGS.items() if flags[flag] is not None}
+    return check_overrides(overrides, labels) or None
 
 
 def print_answer(answer: Answer, text: bool = True) -> None:
@@ -85,14 +127,19 @@ def ask(
         Preset, typer.Option("--preset", help="Budget preset: LLM calls, searches, tokens, wall time.")
     ] = Preset.BALANCED,
     stream: Annotated[bool, typer.Option("--stream", help="Show progress as it happens, then the answer.")] = False,
+    max_searches: MaxSearches = None,
+    max_llm_calls: MaxLLMCalls = None,
+    max_seconds: MaxSeconds = None,
+    budget: BudgetPairs = None,
     home: HomeOption = None,
     kb: KbOption = "default",
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the knowledge base, with checked citations.
 
-    Example: agentrag ask "标准版和企业版有什么区别？" --stream
+    Example: agentrag ask "标准版和企业版有什么区别？" --stream --max-searches 4
     """
+    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
     model_free_notice(settings_for(home), as_json)
     streamed: list[str] = []
 
@@ -105,6 +152,7 @@ def ask(
             question,
             mode=mode,
             preset=preset,
+            budget=overrides,
             on_event=print_progress if stream else None,
             on_token=on_token if stream and not as_json else None,
         )
@@ -129,6 +177,10 @@ def chat(
     conversation_id: Annotated[
         str | None, typer.Option("--conversation", help="Resume (and keep) a named conversation in the data directory.")
     ] = None,
+    max_searches: MaxSearches = None,
+    max_llm_calls: MaxLLMCalls = None,
+    max_seconds: MaxSeconds = None,
+    budget: BudgetPairs = None,
     home: HomeOption = None,
     kb: KbOption = "default",
     as_json: JsonOption = False,
@@ -137,6 +189,7 @@ def chat(
 
     With --json, one JSON object per turn (JSON lines), read from standard input.
     """
+    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
     settings = settings_for(home)
     model_free_notice(settings, as_json)
     interactive = sys.stdin.isatty() and not as_json
@@ -145,7 +198,7 @@ def chat(
             sessions.conversation(LOCAL_OWNER, conversation_id)  # a bad name fails now, not after a question
         if interactive:
             out.print(f"[bold]{kb}[/]: ask a question (/new to start over, /exit to quit)")
-        _chat_loop(sessions, knowledge_base, conversation_id, mode, preset, interactive, as_json)
+        _chat_loop(sessions, knowledge_base, conversation_id, mode, preset, overrides, interactive, as_json)
 
 
 def _chat_loop(
@@ -154,6 +207,7 @@ def _chat_loop(
     conversation_id: str | None,
     mode: Mode,
     preset: Preset,
+    budget: dict[str, Any] | None,
     interactive: bool,
     as_json: bool,
 ) -> None:
@@ -184,6 +238,7 @@ def _chat_loop(
             conversation=conversation,
             mode=mode,
             preset=preset,
+            budget=budget,
             on_event=print_progress if interactive else None,
         )
         if as_json:

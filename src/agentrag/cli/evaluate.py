@@ -22,7 +22,9 @@ class TaskChoice(StrEnum):
 
 @friendly_errors
 def eval_command(
-    dataset_dir: Annotated[Path, typer.Argument(help="A folder with corpus.jsonl, queries.jsonl and qrels.tsv.")],
+    dataset_dir: Annotated[
+        Path, typer.Argument(help="A folder with corpus.jsonl, queries.jsonl and (for retrieval) qrels.tsv.")
+    ],
     task: Annotated[
         TaskChoice,
         typer.Option("--task", help="retrieval: rank passages per channel; answer: ask every question end to end."),
@@ -97,11 +99,16 @@ def eval_command(
 def _summary(result: dict[str, Any]) -> str:
     r, a, p = result["retrieval"], result["answer"], result["process"]
     what = result["details"].get("channel") or f"{result['details'].get('mode')} mode"
-    line = (
-        f"[bold]{result['dataset']}[/] ({result['queries']} queries, {what}): R@10 {r['recall@10']:.3f} · "
-        f"AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · MRR@10 {r['mrr@10']:.3f} · "
-        f"p50 {p['latency_ms_p50']:.2f} ms"
-    )
+    line = f"[bold]{result['dataset']}[/] ({result['queries']} queries, {what}): "
+    if r is None:
+        line += "no relevance judgements (qrels.tsv), so no retrieval numbers"
+    else:
+        line += (
+            f"R@10 {r['recall@10']:.3f} · AllR@10 {r['all_recall@10']:.3f} · nDCG@10 {r['ndcg@10']:.3f} · "
+            f"MRR@10 {r['mrr@10']:.3f}"
+        )
+    if p["latency_ms_p50"] is not None:
+        line += f" · p50 {p['latency_ms_p50']:.2f} ms"
     if a.get("contains") is not None:
         line += (
             f" · contains {a['contains']:.3f} · EM {a['em']:.3f} · F1 {a['f1']:.3f} · abstain {a['abstain_rate']:.3f}"

@@ -29,6 +29,19 @@ class Dataset:
     def corpus_path(self) -> Path:
         return self.path / "corpus.jsonl"
 
+    @property
+    def qrels_path(self) -> Path:
+        return self.path / "qrels.tsv"
+
+    def require_qrels(self, task: str) -> None:
+        """Retrieval is measured against relevance judgements: without any, say which file is needed."""
+        if not self.qrels:
+            problem = "has no relevant passages" if self.qrels_path.is_file() else "is missing"
+            raise ConfigError(
+                f"eval --task {task} needs relevance judgements, but {self.qrels_path} {problem} "
+                f"(query-id<TAB>corpus-id<TAB>score); use --task answer to measure answers without them"
+            )
+
     def corpus_hash(self) -> str:
         digest = hashlib.sha256()
         with self.corpus_path.open("rb") as f:
@@ -42,7 +55,8 @@ class Dataset:
 
 
 def load_dataset(path: Path | str, limit: int | None = None) -> Dataset:
-    """Queries with at least one relevant passage, in file order; `limit` keeps the first N of them."""
+    """Queries with at least one relevant passage (every query when there are no judgements), in file order;
+    `limit` keeps the first N of them."""
     root = Path(path)
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (root / name).is_file():

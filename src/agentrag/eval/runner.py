@@ -214,6 +214,8 @@ def run_eval(
     The knowledge base is opened without the search cache: every search is measured, never a cache hit.
     """
     dataset = load_dataset(dataset_dir, limit)
+    if task != "answer":  # before the corpus is ingested: the error comes at once
+        dataset.require_qrels(task)
     kb_name = eval_kb_name(dataset, settings, embedder.name)
     with KnowledgeBase.open(kb_name, settings=settings, embedder=embedder, search_cache=False) as kb:
         ingest = build_or_reuse(kb, dataset, ingest_progress)
@@ -304,11 +306,13 @@ def _answer_result(
     mode: Mode,
     preset: Preset,
 ) -> EvalRun:
-    rows = [retrieval_metrics(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries]
-    retrieval = {k: round(v, 4) for k, v in _mean_metrics(rows).items()}
+    # Without relevance judgements the answers are measured and the retrieval block is null.
+    judged = bool(dataset.qrels)
+    rows = [retrieval_metrics(answers.rankings[q.qid], dataset.qrels[q.qid]) for q in dataset.queries] if judged else []
+    retrieval = {k: round(v, 4) for k, v in _mean_metrics(rows).items()} if judged else None
     answer, process = _answer_blocks(answers)
     by_type: dict[str, list[dict[str, float]]] = {}
-    for q, m in zip(dataset.queries, rows, strict=True):
+    for q, m in zip(dataset.queries if judged else [], rows, strict=True):
         if q.type:
             by_type.setdefault(q.type, []).append(m)
     modes: dict[str, int] = {}
@@ -338,10 +342,10 @@ def _answer_result(
             "by_type": _by_type(by_type),
             "retrieval_note": "ranked from the evidence handed to the synthesizer, across all rounds",
             "recall_curves": {f"{mode.value} mode evidence": _recall_curve(dataset, answers.rankings)}
-            if dataset.queries
+            if dataset.queries and judged
             else {},
             "settings": settings.retrieval.model_dump(),
         },
     }
-    per_query = [{**r, **m} for r, m in zip(answers.rows, rows, strict=True)]
+    per_query = [{**r, **m} for r, m in zip(answers.rows, rows, strict=True)] if judged else answers.rows
     return EvalRun(dataset=dataset, kb_name=kb_name, result=result, channels={}, per_query=per_query)

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from agentrag.agent.budget_overrides import KNOWN as BUDGET_KEYS
+from agentrag.agent.budget_overrides import check_overrides
+from agentrag.errors import ConfigError
 from agentrag.text.dates import parse_date
 from agentrag.types import SearchFilter
 from agentrag.vocab import Channel, Mode, Preset
+
+
+def _checked_budget(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Overrides checked against the budget model; the 422 names the key at fault."""
+    if value is None:
+        return None
+    try:
+        return check_overrides(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
+_BUDGET_HELP = f"Overrides of the preset's budget, e.g. {{'max_retrieval_calls': 4}}; keys: {', '.join(BUDGET_KEYS)}."
+BudgetOverrides = Annotated[dict[str, Any] | None, AfterValidator(_checked_budget), Field(description=_BUDGET_HELP)]
 
 
 class _Body(BaseModel):
@@ -53,6 +70,7 @@ class AskBody(_Body):
     preset: Preset = Preset.BALANCED
     conversation_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
     stream: bool = False
+    budget: BudgetOverrides = None
 
 
 class ChatMessage(BaseModel):
@@ -70,3 +88,4 @@ class ChatCompletionBody(BaseModel):
     model: str = Field(description="the knowledge base to answer from")
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    budget: BudgetOverrides = None  # an extension field: the openai SDK sends it with extra_body={"budget": {...}}

@@ -44,6 +44,7 @@ def _ask(
         conversation_id=body.conversation_id,
         mode=body.mode,
         preset=body.preset,
+        budget=body.budget,
         on_event=on_event,
         on_token=on_token,
     )

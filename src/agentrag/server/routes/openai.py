@@ -70,8 +70,8 @@ def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) ->
     conversation = _conversation(body.messages, user_turns[-1])
     completion = _Completion(model=body.model)
     if body.stream:
-        return sse.response(_stream(knowledge_base, question, conversation, completion))
-    answer = knowledge_base.ask(question, conversation=conversation)
+        return sse.response(_stream(knowledge_base, question, conversation, completion, body.budget))
+    answer = knowledge_base.ask(question, conversation=conversation, budget=body.budget)
     return {
         **completion.head("chat.completion"),
         "choices": [
@@ -88,12 +88,18 @@ def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) ->
 
 
 def _stream(
-    knowledge_base: KnowledgeBase, question: str, conversation: Conversation | None, completion: _Completion
+    knowledge_base: KnowledgeBase,
+    question: str,
+    conversation: Conversation | None,
+    completion: _Completion,
+    budget: dict[str, Any] | None = None,
 ) -> Iterator[str]:
     """Tokens as the answer is written; then the sources, a note if the citation check changed anything,
     and a final chunk carrying the checked citations."""
     events = sse.run_streaming(
-        lambda emit: knowledge_base.ask(question, conversation=conversation, on_token=lambda t: emit("token", t)),
+        lambda emit: knowledge_base.ask(
+            question, conversation=conversation, budget=budget, on_token=lambda t: emit("token", t)
+        ),
         "agentrag-chat",
     )
     yield completion.chunk({"role": "assistant", "content": ""})
