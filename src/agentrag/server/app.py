@@ -14,12 +14,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
 from agentrag.server.deps import Service
+from agentrag.server.json_body import validation_error
 from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
 from agentrag.settings import Settings, load_settings
 
@@ -40,6 +42,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.service = service
     app.add_exception_handler(AgentragError, _agentrag_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
     app.middleware("http")(_body_limit(settings))
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")

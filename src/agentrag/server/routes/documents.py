@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, HTTPException, Response, UploadFile
+from fastapi import File, Form, HTTPException, Response, UploadFile
 
 from agentrag.errors import LoadError
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router, loads_strict
 from agentrag.server.uploads import resolve_upload, upload_path
 
-router = APIRouter(prefix="/v1/kb/{kb}", tags=["documents"])
+router = api_router(prefix="/v1/kb/{kb}", tags=["documents"])
 
 
 def _parse_tags(tags: str | None) -> dict[str, str]:
     if not tags:
         return {}
+    expected = 'tags: expected a JSON object such as {"team": "ops"}'
     try:
-        raw = json.loads(tags)
-        assert isinstance(raw, dict)
-        return {str(k): str(v) for k, v in raw.items()}
-    except (ValueError, AssertionError) as exc:
-        raise HTTPException(422, 'tags: expected a JSON object such as {"team": "ops"}') from exc
+        raw = loads_strict(tags)
+    except ValueError as exc:  # JSONDecodeError included
+        raise HTTPException(422, f"{expected}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise HTTPException(422, f"{expected}, not a JSON {type(raw).__name__}")
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 @router.post("/documents", status_code=201)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import HTTPException, Response
 
 from agentrag.kb import validate_kb_name
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router
 from agentrag.server.schemas import CreateKB
 
-router = APIRouter(prefix="/v1/kb", tags=["knowledge bases"])
+router = api_router(prefix="/v1/kb", tags=["knowledge bases"])
 
 
 @router.post("", status_code=201)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 
 from agentrag.agent.memory import Conversation, Turn
@@ -18,10 +18,11 @@ from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
 from agentrag.server.answer_text import assessment_lines
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router
 from agentrag.server.schemas import ChatCompletionBody, ChatMessage
 from agentrag.types import Answer
 
-router = APIRouter(tags=["OpenAI-compatible"])
+router = api_router(tags=["OpenAI-compatible"])
 
 
 @dataclass

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
 from agentrag import __version__
 from agentrag.kb import shared_cache
 from agentrag.server.deps import ServiceDep
+from agentrag.server.json_body import api_router
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
-router = APIRouter()
+router = api_router()
 
 
 @router.get("/health", tags=["service"])
