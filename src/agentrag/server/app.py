@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
+from agentrag.server import access_log
 from agentrag.server.deps import Service
 from agentrag.server.json_body import validation_error
 from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
@@ -28,6 +29,7 @@ from agentrag.settings import Settings, load_settings
 
 def create_app(settings: Settings) -> FastAPI:
     service = Service(settings)
+    access_log.install()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -11,6 +11,7 @@ from fastapi import Depends, HTTPException, Request
 from agentrag.errors import ConfigError
 from agentrag.kb import KnowledgeBase, list_knowledge_bases, shared_embedder, validate_kb_name
 from agentrag.layout import Layout
+from agentrag.server.access_log import has_secret_param
 from agentrag.server.keys import ApiKey, KeyStore
 from agentrag.server.limits import RateLimiter
 from agentrag.session import Sessions
@@ -73,8 +74,12 @@ def current_key(request: Request, service: ServiceDep) -> ApiKey:
     scheme, _, secret = header.partition(" ")
     key = service.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
     if key is None:
+        in_url = has_secret_param(request.url.query)
         raise HTTPException(
-            401, "missing or invalid API key (Authorization: Bearer KEY)", headers={"WWW-Authenticate": "Bearer"}
+            401,
+            ("an API key in the URL is refused: " if in_url else "missing or invalid API key ")
+            + "(send Authorization: Bearer KEY)",
+            headers={"WWW-Authenticate": "Bearer"},
         )
     wait = service.limiter.check(key.key_id)
     if wait > 0:
