@@ -32,6 +32,12 @@ class Service:
         self.sessions = Sessions(settings, self.embedder)
         self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
+        # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
+        self._upload_locks = [threading.Lock() for _ in range(64)]
+
+    def upload_lock(self, name_key: str) -> threading.Lock:
+        """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
+        return self._upload_locks[int(name_key, 16) % len(self._upload_locks)]
 
     def knowledge_bases(self) -> list[str]:
         return list_knowledge_bases(self.home)
