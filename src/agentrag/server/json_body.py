@@ -102,6 +102,17 @@ def _encodable(value: Any) -> Any:
     return value
 
 
+ECHO_CHARS = 200  # of an invalid input echoed back: enough to recognise it, not the whole megabyte
+
+
+def _short(error: dict[str, Any]) -> dict[str, Any]:
+    value = error.get("input")
+    if isinstance(value, str) and len(value) > ECHO_CHARS:
+        return {**error, "input": value[:ECHO_CHARS] + f"... ({len(value)} characters)"}
+    return error
+
+
 def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     """FastAPI's 422 shape (`{"detail": [errors]}`), encodable whatever the input was."""
-    return JSONResponse({"detail": _encodable(jsonable_encoder(exc.errors()))}, status_code=422)
+    errors = [_short(e) if isinstance(e, dict) else e for e in jsonable_encoder(exc.errors())]
+    return JSONResponse({"detail": _encodable(errors)}, status_code=422)

@@ -13,6 +13,7 @@ from agentrag.server import sse
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
 from agentrag.server.keys import ApiKey
+from agentrag.server.limits import check_length
 from agentrag.server.schemas import AskBody, SearchBody
 from agentrag.session import Sessions
 from agentrag.trace import TraceEvent, read_trace
@@ -53,6 +54,7 @@ def _ask(
 @router.post("/ask", response_model=None)
 def ask(kb: str, body: AskBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     knowledge_base = visible_kb(service, kb, key)
+    check_length("question", body.question, service.settings.server.max_question_chars)
     if not body.stream:
         return _ask(service.sessions, knowledge_base, body, key).contract()
     return sse.response(_stream(service.sessions, knowledge_base, body, key), {"X-Accel-Buffering": "no"})

@@ -19,6 +19,7 @@ from agentrag.server import sse
 from agentrag.server.answer_text import assessment_lines
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
+from agentrag.server.limits import check_length
 from agentrag.server.schemas import ChatCompletionBody, ChatMessage
 from agentrag.types import Answer
 
@@ -64,6 +65,8 @@ def _with_sources(answer: Answer) -> str:
 def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     """`model` names the knowledge base; earlier messages become the conversation."""
     knowledge_base = visible_kb(service, body.model, key)
+    for i, message in enumerate(body.messages):  # every message goes to the rewriter or the embedder
+        check_length(f"messages[{i}]", message.text(), service.settings.server.max_question_chars)
     user_turns = [m for m in body.messages if m.role == "user"]
     if not user_turns:
         raise HTTPException(422, "messages: at least one user message is required")
