@@ -23,6 +23,7 @@ from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
 from agentrag.server import access_log
 from agentrag.server.deps import Service
+from agentrag.server.headers import SecurityHeaders
 from agentrag.server.json_body import validation_error
 from agentrag.server.limits import BodyLimit
 from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
@@ -48,6 +49,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(AgentragError, _agentrag_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
     app.add_middleware(BodyLimit, limit_for=_body_limits(settings))
+    app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
     for routes in (knowledge_bases, documents, answers, memory, openai):
