@@ -172,6 +172,9 @@ class ServerSettings(_Section):
     port: int = Field(8000, ge=1, le=65535)
     requests_per_minute: int = Field(120, ge=1, description="Per API key; over it, 429 with Retry-After.")
     max_json_kb: int = Field(256, ge=1, description="Largest JSON request body; uploads use ingest.max_file_mb.")
+    max_question_chars: int = Field(
+        4000, ge=1, description="Longest question, search query context or chat message the service accepts (422)."
+    )
 
 
 class StoreSettings(_Section):

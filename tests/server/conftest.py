@@ -36,9 +36,9 @@ class Running:
         return secret
 
 
-def start(settings: Settings) -> tuple[uvicorn.Server, threading.Thread, str]:
+def start(settings: Settings, log_level: str = "warning") -> tuple[uvicorn.Server, threading.Thread, str]:
     port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level=log_level, lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -15,6 +15,39 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench-out" / "screenshots"
 EVIL = '<script>window.__pwned = true</script><img src=x onerror="window.__pwned = true">'
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Recorded in the page before any of its own code runs: every Content-Security-Policy violation.
+WATCH_CSP = (
+    "window.__csp = []; document.addEventListener('securitypolicyviolation', "
+    "(e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+def _open(browser, running: Running):  # type: ignore[no-untyped-def]
+    """A page with the key entered, watching for CSP violations (in the page and in the console)."""
+    page = browser.new_page()
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text))
+    page.add_init_script(WATCH_CSP)
+    response = page.goto(running.url)
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+    page.fill("#key", running.admin)
+    page.dispatch_event("#key", "change")
+    return page, console
+
+
+def _no_csp_violation(page, console: list[str]) -> None:  # type: ignore[no-untyped-def]
+    assert page.evaluate("window.__csp") == []
+    assert not [m for m in console if "Content Security Policy" in m], console
 
 
 def test_upload_ask_and_open_a_citation(running: Running, tmp_path: Path) -> None:
@@ -29,21 +62,8 @@ def test_upload_ask_and_open_a_citation(running: Running, tmp_path: Path) -> Non
     running.client(running.admin).post("/v1/kb", json={"name": "web"})
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        page = browser.new_page()
-        page.goto(running.url)
-        page.fill("#key", running.admin)
-        page.dispatch_event("#key", "change")
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page, console = _open(browser, running)
         expect(page.locator("#kb")).to_have_value("web")
         page.set_input_files("#file", str(doc))
         page.click("#upload-form button")
@@ -60,5 +80,34 @@ def test_upload_ask_and_open_a_citation(running: Running, tmp_path: Path) -> Non
         expect(page.locator("#passage-text mark")).to_contain_text("E1042")
         expect(page.locator("#passage-text")).to_contain_text("<script>")
         assert page.evaluate("window.__pwned === undefined")
+        _no_csp_violation(page, console)
         page.screenshot(path=str(SCREENSHOTS / "ask-and-cite.png"), full_page=True)
+        browser.close()
+
+
+def test_script_in_titles_bodies_and_file_names_never_runs(running: Running) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    admin = running.client(running.admin)
+    admin.post("/v1/kb", json={"name": "xss"})
+    evil_title = "<script>window.__pwned = 1</script>Glacier notes"
+    body = f"# {evil_title}\n\n## <img src=x onerror=window.__pwned=2>\n\nGlacier G7 melts {EVIL} at noon.\n"
+    for name in ['<img src=x onerror="window.__pwned=3">.md', "<svg onload=window.__pwned=4>.md"]:
+        uploaded = admin.post("/v1/kb/xss/documents", files={"file": (name, body.encode())})
+        assert uploaded.status_code == 201, uploaded.text
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page, console = _open(browser, running)
+        expect(page.locator("#kb")).to_have_value("xss")
+        expect(page.locator("#documents li")).to_have_count(2)
+        expect(page.locator("#documents li").first).to_contain_text("Glacier notes")
+        page.fill("#question", "When does glacier G7 melt?")
+        page.click("#ask")
+        expect(page.locator("#meta")).to_contain_text("answered", timeout=60_000)
+        page.locator("#answer .cite").first.click()
+        expect(page.locator("#passage-title")).to_contain_text("Glacier notes")
+        expect(page.locator("#passage-text")).to_contain_text("Glacier G7 melts")
+        assert page.locator("#passage script, #passage img, #documents img, #citations img, svg").count() == 0
+        assert page.evaluate("window.__pwned === undefined")
+        _no_csp_violation(page, console)
         browser.close()

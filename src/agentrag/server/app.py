@@ -10,22 +10,29 @@ cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
+from agentrag.server import access_log
 from agentrag.server.deps import Service
+from agentrag.server.headers import SecurityHeaders
+from agentrag.server.json_body import validation_error
+from agentrag.server.limits import BodyLimit
 from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
 from agentrag.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> FastAPI:
     service = Service(settings)
+    access_log.install()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -40,7 +47,9 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.service = service
     app.add_exception_handler(AgentragError, _agentrag_error)  # type: ignore[arg-type]
-    app.middleware("http")(_body_limit(settings))
+    app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
+    app.add_middleware(BodyLimit, limit_for=_body_limits(settings))
+    app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
     for routes in (knowledge_bases, documents, answers, memory, openai):
@@ -58,21 +67,14 @@ def _agentrag_error(request: Request, exc: AgentragError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=status)
 
 
-def _body_limit(
-    settings: Settings,
-) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
-    """Middleware refusing oversized requests before reading them (uploads have their own, larger limit)."""
-    upload_limit = int(settings.ingest.max_file_mb * 1024 * 1024) + 64 * 1024
+def _body_limits(settings: Settings) -> Callable[[Scope], tuple[int, str]]:
+    """Uploads have their own, larger limit; every other body is JSON."""
+    upload_limit = int(settings.ingest.max_file_mb * 1024 * 1024) + 64 * 1024  # the file plus its form fields
     json_limit = settings.server.max_json_kb * 1024
 
-    async def limit_body(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        length = request.headers.get("content-length")
-        limit = upload_limit if request.url.path.endswith("/documents") else json_limit
-        if length is not None and length.isdigit() and int(length) > limit:
-            return JSONResponse(
-                {"detail": f"request too large: {int(length) / 2**20:.1f} MB > limit {limit / 2**20:.1f} MB"},
-                status_code=413,
-            )
-        return await call_next(request)
+    def limit_for(scope: Scope) -> tuple[int, str]:
+        if str(scope.get("path", "")).endswith("/documents"):
+            return upload_limit, "ingest.max_file_mb"
+        return json_limit, "server.max_json_kb"
 
-    return limit_body
+    return limit_for

@@ -11,6 +11,7 @@ from fastapi import Depends, HTTPException, Request
 from agentrag.errors import ConfigError
 from agentrag.kb import KnowledgeBase, list_knowledge_bases, shared_embedder, validate_kb_name
 from agentrag.layout import Layout
+from agentrag.server.access_log import has_secret_param
 from agentrag.server.keys import ApiKey, KeyStore
 from agentrag.server.limits import RateLimiter
 from agentrag.session import Sessions
@@ -31,6 +32,12 @@ class Service:
         self.sessions = Sessions(settings, self.embedder)
         self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
+        # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
+        self._upload_locks = [threading.Lock() for _ in range(64)]
+
+    def upload_lock(self, name_key: str) -> threading.Lock:
+        """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
+        return self._upload_locks[int(name_key, 16) % len(self._upload_locks)]
 
     def knowledge_bases(self) -> list[str]:
         return list_knowledge_bases(self.home)
@@ -73,8 +80,12 @@ def current_key(request: Request, service: ServiceDep) -> ApiKey:
     scheme, _, secret = header.partition(" ")
     key = service.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
     if key is None:
+        in_url = has_secret_param(request.url.query)
         raise HTTPException(
-            401, "missing or invalid API key (Authorization: Bearer KEY)", headers={"WWW-Authenticate": "Bearer"}
+            401,
+            ("an API key in the URL is refused: " if in_url else "missing or invalid API key ")
+            + "(send Authorization: Bearer KEY)",
+            headers={"WWW-Authenticate": "Bearer"},
         )
     wait = service.limiter.check(key.key_id)
     if wait > 0:

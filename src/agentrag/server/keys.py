@@ -2,7 +2,7 @@
 
 A key is `ar_` + 32 random bytes (URL-safe base64). Only its SHA-256 is stored: the keys are long and
 random, so a fast hash is enough, and a stolen database reveals no usable key. An admin key sees every
-knowledge base; any other key sees the ones it was created for, plus those it creates itself.
+knowledge base and creates any; any other key sees and creates only the ones it was issued for.
 """
 
 from __future__ import annotations
@@ -84,14 +84,6 @@ class KeyStore:
         if row is None:
             return None
         return ApiKey(key_id=row[0], kbs=frozenset(json.loads(row[1])), admin=bool(row[2]), label=row[3])
-
-    def grant(self, key_id: str, kb: str) -> None:
-        with self._lock:
-            row = self._con.execute("SELECT kbs FROM api_keys WHERE key_id=?", (key_id,)).fetchone()
-            if row is None:
-                return
-            kbs = sorted(set(json.loads(row[0])) | {kb})
-            self._con.execute("UPDATE api_keys SET kbs=? WHERE key_id=?", (json.dumps(kbs), key_id))
 
     def revoke_kb(self, kb: str) -> None:
         """Forget a deleted knowledge base in every key, so a new one of the same name starts private."""

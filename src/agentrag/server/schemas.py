@@ -65,7 +65,7 @@ class SearchBody(_Body):
 
 
 class AskBody(_Body):
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, description="at most server.max_question_chars characters")
     mode: Mode = Mode.AUTO
     preset: Preset = Preset.BALANCED
     conversation_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")

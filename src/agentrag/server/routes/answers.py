@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 
 from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router
 from agentrag.server.keys import ApiKey
+from agentrag.server.limits import check_length
 from agentrag.server.schemas import AskBody, SearchBody
 from agentrag.session import Sessions
 from agentrag.trace import TraceEvent, read_trace
 from agentrag.types import Answer
 
-router = APIRouter(prefix="/v1/kb/{kb}", tags=["answers"])
+router = api_router(prefix="/v1/kb/{kb}", tags=["answers"])
 
 
 @router.post("/search")
@@ -53,6 +55,7 @@ def _ask(
 @router.post("/ask", response_model=None)
 def ask(kb: str, body: AskBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     knowledge_base = visible_kb(service, kb, key)
+    check_length("question", body.question, service.settings.server.max_question_chars)
     if not body.stream:
         return _ask(service.sessions, knowledge_base, body, key).contract()
     return sse.response(_stream(service.sessions, knowledge_base, body, key), {"X-Accel-Buffering": "no"})

@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
-import json
-import uuid
+from contextlib import suppress
+from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, HTTPException, Response, UploadFile
+from fastapi import File, Form, HTTPException, Response, UploadFile
 
-from agentrag.errors import LoadError
+from agentrag.errors import DocumentNotFound, LoadError
+from agentrag.ingest.pipeline import document_id_for_path
+from agentrag.kb import KnowledgeBase
 from agentrag.server.deps import Key, ServiceDep, visible_kb
-from agentrag.server.uploads import resolve_upload, upload_path
+from agentrag.server.json_body import api_router, loads_strict
+from agentrag.server.uploads import namesakes, resolve_upload, staged, upload_path, uploaded_file
 
-router = APIRouter(prefix="/v1/kb/{kb}", tags=["documents"])
+router = api_router(prefix="/v1/kb/{kb}", tags=["documents"])
 
 
 def _parse_tags(tags: str | None) -> dict[str, str]:
     if not tags:
         return {}
+    expected = 'tags: expected a JSON object such as {"team": "ops"}'
     try:
-        raw = json.loads(tags)
-        assert isinstance(raw, dict)
-        return {str(k): str(v) for k, v in raw.items()}
-    except (ValueError, AssertionError) as exc:
-        raise HTTPException(422, 'tags: expected a JSON object such as {"team": "ops"}') from exc
+        raw = loads_strict(tags)
+    except ValueError as exc:  # JSONDecodeError included
+        raise HTTPException(422, f"{expected}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise HTTPException(422, f"{expected}, not a JSON {type(raw).__name__}")
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 @router.post("/documents", status_code=201)
@@ -34,6 +39,8 @@ def upload(
     file: Annotated[UploadFile, File(description="txt, md, html, pdf or docx; the type is read from the content")],
     tags: Annotated[str | None, Form(description='JSON object of tags, e.g. {"team": "ops"}')] = None,
 ) -> dict[str, Any]:
+    """201 with `status`: `added` (a new name), `updated` (this name again, new content: a replace) or
+    `unchanged`. Distinct names are distinct documents; same-named uploads take turns."""
     knowledge_base = visible_kb(service, kb, key)
     max_mb = service.settings.ingest.max_file_mb
     limit = int(max_mb * 1024 * 1024)
@@ -41,20 +48,29 @@ def upload(
     if len(data) > limit:
         raise HTTPException(413, f"file too large: over the {max_mb:g} MB limit")
     parsed_tags = _parse_tags(tags)
+    sent = file.filename or "upload"
     try:
-        name = resolve_upload(file.filename or "upload", data)
+        name = resolve_upload(sent, data)
+        path = upload_path(service.layout.uploads(kb), sent, name)
     except LoadError as exc:
         raise HTTPException(415, str(exc)) from exc
-    path = upload_path(service.layout.uploads(kb), name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    report = knowledge_base.ingest([path], parsed_tags, source_root=path.parent)
-    item = report.items[0] if report.items else None
-    if item is None or item.status == "failed":
-        raise HTTPException(422, f"{name}: {item.error if item else 'nothing ingested'}")
-    return {"doc_id": item.doc_id, "filename": name, "status": item.status, "chunks": item.chunks}
+    with service.upload_lock(path.parent.name), staged(path, data) as keep:
+        earlier = namesakes(path)
+        report = knowledge_base.ingest([path], parsed_tags, source_root=path.parent)
+        item = report.items[0] if report.items else None
+        if item is None or item.status == "failed":
+            raise HTTPException(422, f"{name}: {item.error if item else 'nothing ingested'}")
+        keep()
+        for old in earlier:  # the same name sent before with content of another type: replaced now
+            _forget(knowledge_base, old)
+    status = "updated" if earlier and item.status == "added" else item.status
+    return {"doc_id": item.doc_id, "filename": name, "status": status, "chunks": item.chunks}
+
+
+def _forget(knowledge_base: KnowledgeBase, path: Path) -> None:
+    with suppress(DocumentNotFound):
+        knowledge_base.delete(document_id_for_path(path))
+    path.unlink(missing_ok=True)
 
 
 @router.get("/documents")
@@ -75,10 +91,13 @@ def delete_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> Resp
     knowledge_base = visible_kb(service, kb, key)
     document, _ = knowledge_base.document(doc_id)
     knowledge_base.delete(doc_id)
-    folder = service.layout.uploads(kb).resolve()
-    uploaded = (folder / document.source).resolve()  # uploads are recorded relative to their folder
-    if uploaded.is_relative_to(folder) and uploaded != folder:
-        uploaded.unlink(missing_ok=True)
+    folder = service.layout.uploads(kb)
+    uploaded = uploaded_file(folder, doc_id, document.source, document_id_for_path)
+    if uploaded is not None:
+        uploaded.unlink()
+        if uploaded.parent != folder.resolve():
+            with suppress(OSError):
+                uploaded.parent.rmdir()  # the name's folder, once empty
     return Response(status_code=204)
 
 

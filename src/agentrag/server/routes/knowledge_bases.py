@@ -5,24 +5,30 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import HTTPException, Response
 
 from agentrag.kb import validate_kb_name
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router
 from agentrag.server.schemas import CreateKB
 
-router = APIRouter(prefix="/v1/kb", tags=["knowledge bases"])
+router = api_router(prefix="/v1/kb", tags=["knowledge bases"])
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses={403: {"description": "the key was not issued for this name"}})
 def create_kb(body: CreateKB, key: Key, service: ServiceDep) -> dict[str, Any]:
+    """An admin key creates any name; another key only the names it was issued for (`keys create --kb NAME`).
+
+    Names are global, so a key free to create any name would learn which ones exist (a taken name could only
+    be refused). Refusing every name outside the key's scope, taken or not, tells it nothing it did not know.
+    """
     name = validate_kb_name(body.name)
+    if not key.can_use(name):
+        raise HTTPException(
+            403, f"this key may create only the knowledge bases it was issued for, not {name!r} (ask an admin)"
+        )
     exists = name in service.knowledge_bases()
-    if exists and not key.can_use(name):
-        raise HTTPException(409, f"the name {name!r} is not available")
     service.kb(name, create=True)
-    if not key.admin:
-        service.keys.grant(key.key_id, name)
     return {"name": name, "created": not exists}
 
 

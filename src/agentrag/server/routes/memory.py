@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import HTTPException, Response
 
 from agentrag.server.deps import Key, ServiceDep
+from agentrag.server.json_body import api_router
 
-router = APIRouter(prefix="/v1/memory", tags=["memory"])
+router = api_router(prefix="/v1/memory", tags=["memory"])
 
 
 @router.get("")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 
 from agentrag.agent.memory import Conversation, Turn
@@ -18,10 +18,12 @@ from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
 from agentrag.server.answer_text import assessment_lines
 from agentrag.server.deps import Key, ServiceDep, visible_kb
+from agentrag.server.json_body import api_router
+from agentrag.server.limits import check_length
 from agentrag.server.schemas import ChatCompletionBody, ChatMessage
 from agentrag.types import Answer
 
-router = APIRouter(tags=["OpenAI-compatible"])
+router = api_router(tags=["OpenAI-compatible"])
 
 
 @dataclass
@@ -63,6 +65,8 @@ def _with_sources(answer: Answer) -> str:
 def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     """`model` names the knowledge base; earlier messages become the conversation."""
     knowledge_base = visible_kb(service, body.model, key)
+    for i, message in enumerate(body.messages):  # every message goes to the rewriter or the embedder
+        check_length(f"messages[{i}]", message.text(), service.settings.server.max_question_chars)
     user_turns = [m for m in body.messages if m.role == "user"]
     if not user_turns:
         raise HTTPException(422, "messages: at least one user message is required")
