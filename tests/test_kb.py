@@ -2,13 +2,15 @@
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import DocumentNotFound, EmbedderMismatchError
 from agentrag.kb import KnowledgeBase
-from agentrag.settings import Settings
+from agentrag.settings import Settings, load_settings
 from agentrag.types import SearchFilter
 from tests.helpers import write
 
@@ -23,6 +25,25 @@ def corpus(root: Path) -> Path:
     write(root / "en" / "kestrel.txt", KESTREL_EN)
     write(root / "zh" / "notes.txt", "值班记录：二〇二五年三月，存储组负责 Kestrel 的重启。", encoding="gbk")
     return root
+
+
+class WatchedEmbedder:
+    """The real embedder behind the public `embedder=` seam, recording what it is asked to embed, and failing
+    (with an error that is not agentrag's) on passages that contain `poison`."""
+
+    def __init__(self, inner: Embedder, poison: str | None = None) -> None:
+        self.inner, self.poison = inner, poison
+        self.name, self.dim = inner.name, inner.dim
+        self.passages: list[str] = []
+
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> Vectors:
+        if self.poison is not None and any(self.poison in t for t in texts):
+            raise RuntimeError("tokenizer exploded")
+        self.passages.extend(texts)
+        return self.inner.embed_passages(texts)
 
 
 def table_counts(kb: KnowledgeBase) -> dict[str, int]:
@@ -177,3 +198,68 @@ def test_tags_given_on_reingest_replace_the_values_of_those_keys(kb: KnowledgeBa
     assert {d.tags["team"] for d in kb.documents()} == {"storage"}
     assert all(d.tags == {"team": "storage", "lang": "en"} for d in kb.documents())
     assert kb.search("E2077", k=5, flt=SearchFilter(tags={"team": "platform"})) == []
+
+
+def test_an_embedder_error_that_is_not_ours_fails_one_document_and_the_batch_goes_on(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    write(docs / "en" / "poison.md", "# Poison\n\nThis passage makes the embedder fail.\n")
+    watched = WatchedEmbedder(embedder, poison="makes the embedder fail")
+    with KnowledgeBase.open("test", settings=settings, embedder=watched) as knowledge_base:
+        report = knowledge_base.ingest([docs])
+        assert (report.added, report.failed) == (4, 1)
+        failed = [i for i in report.items if i.status == "failed"]
+        assert Path(failed[0].path).name == "poison.md"
+        assert "RuntimeError: tokenizer exploded" in (failed[0].error or "")
+        assert knowledge_base.search("E1042", k=1)[0].chunk.source.endswith("aurora.md")
+
+
+def _locked_settings(settings: Settings) -> Settings:
+    """Short lock waits, so a test of a locked database takes a second, not a minute."""
+    return load_settings(settings.home, store={"busy_timeout_s": 0.1, "lock_retries": 2, "lock_backoff_s": 0.05})
+
+
+def _hold_write_lock(db: Path) -> sqlite3.Connection:
+    """Another process's long write (a compaction, say): it holds the database's write lock until released."""
+    con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)  # released from a timer thread
+    con.execute("BEGIN IMMEDIATE")
+    return con
+
+
+def test_a_locked_database_is_retried_then_reported_per_document(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    with KnowledgeBase.open("test", settings=_locked_settings(settings), embedder=embedder) as knowledge_base:
+        knowledge_base.ingest([docs])
+        write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+        write(docs / "en" / "kestrel.txt", KESTREL_EN.replace("nightly", "weekly"))
+        other = _hold_write_lock(knowledge_base.store.path)
+        try:
+            report = knowledge_base.ingest([docs])
+        finally:
+            other.rollback()
+            other.close()
+        assert (report.updated, report.unchanged, report.failed) == (0, 2, 2)
+        errors = [i.error or "" for i in report.items if i.status == "failed"]
+        assert all("locked" in e and "3 attempts" in e for e in errors), errors
+        assert knowledge_base.search("E1042", k=1, channel="bm25"), "what was stored is still served"
+        report = knowledge_base.ingest([docs])
+        assert (report.updated, report.unchanged, report.failed) == (2, 2, 0)
+
+
+def test_a_lock_released_while_retrying_lets_the_ingest_finish(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    with KnowledgeBase.open("test", settings=_locked_settings(settings), embedder=embedder) as knowledge_base:
+        knowledge_base.ingest([docs])
+        write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+        other = _hold_write_lock(knowledge_base.store.path)
+        release = threading.Timer(0.15, lambda: (other.rollback(), other.close()))
+        release.start()
+        report = knowledge_base.ingest([docs])
+        release.join()
+        assert (report.updated, report.failed) == (1, 0)
+        assert knowledge_base.search("E2077", k=1, channel="bm25")

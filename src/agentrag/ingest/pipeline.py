@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,21 @@ from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
 from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
 
 ProgressCallback = Callable[[IngestStatus], None]
+
+log = logging.getLogger(__name__)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line for a document that failed. Errors that are not agentrag's keep their type (and their traceback
+    goes to the debug log), so a bug in a parser or an embedder is told apart from a bad file."""
+    if isinstance(exc, LoadError):
+        return exc.reason
+    if isinstance(exc, AgentragError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    log.debug("ingest: unexpected error", exc_info=exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def document_id_for_path(path: Path) -> str:
@@ -127,12 +143,8 @@ class IngestPipeline:
         for path in files:
             try:
                 yield from self._prepare_file(path, tags, emit)
-            except LoadError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=exc.reason))
-            except AgentragError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=str(exc)))
-            except OSError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=exc.strerror or str(exc)))
+            except Exception as exc:  # one bad document is one failure line, whatever raised
+                emit(IngestStatus(path=str(path), status="failed", error=failure_reason(exc)))
 
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         if not path.exists():
@@ -263,17 +275,38 @@ class IngestPipeline:
     def _commit(self, batch: list[_Prepared], future: Future[Vectors], emit: ProgressCallback) -> None:
         try:
             vectors = future.result()
-        except AgentragError as exc:
+        except Exception as exc:
+            if isinstance(exc, AgentragError) or len(batch) == 1:  # the backend failed: every document did
+                for item in batch:
+                    self._fail(item, exc, emit)
+                return
+            # An error that is not ours may come from one document's text: embed each alone to find it.
             for item in batch:
-                emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=str(exc)))
+                try:
+                    own = self.embedder.embed_passages(item.texts)
+                except Exception as item_exc:
+                    self._fail(item, item_exc, emit)
+                else:
+                    self._store(item, own, emit)
             return
         offset = 0
         for item in batch:
-            own = vectors[offset : offset + len(item.texts)]
+            self._store(item, vectors[offset : offset + len(item.texts)], emit)
             offset += len(item.texts)
-            indexed = [
-                IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
-                for c, v, tt, bt in zip(item.chunks, own, item.title_tokens, item.body_tokens, strict=True)
-            ]
+
+    def _store(self, item: _Prepared, vectors: Vectors, emit: ProgressCallback) -> None:
+        """Commit one document (all or nothing); a failure (a locked database after its retries) is its line."""
+        indexed = [
+            IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
+            for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
+        ]
+        try:
             self.store.upsert_document(item.document, self.pipeline_id, indexed)
-            emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+        except Exception as exc:
+            self._fail(item, exc, emit)
+            return
+        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+
+    @staticmethod
+    def _fail(item: _Prepared, exc: BaseException, emit: ProgressCallback) -> None:
+        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=failure_reason(exc)))

@@ -22,13 +22,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.errors import EmbedderMismatchError
+from agentrag.errors import EmbedderMismatchError, StoreBusyError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentState, IndexedChunk, StoreStats
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
 from agentrag.store.sqlite.schema import prepare, read_generation, read_meta
 from agentrag.types import Chunk, Document, SearchFilter
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock; anything else is not worth a retry."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _fts_query(tokens: list[str]) -> str:
@@ -43,12 +51,15 @@ class SQLiteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._settings = settings or StoreSettings()
         self._lock = threading.RLock()
-        self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        busy_ms = int(self._settings.busy_timeout_s * 1000)
+        self._con = sqlite3.connect(
+            self.path, timeout=self._settings.busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
         try:
+            self._con.execute(f"PRAGMA busy_timeout={busy_ms}")
             self._con.execute("PRAGMA journal_mode=WAL")
             self._con.execute("PRAGMA synchronous=NORMAL")
             self._con.execute("PRAGMA foreign_keys=ON")
-            self._con.execute("PRAGMA busy_timeout=30000")
             with self._write() as con:
                 prepare(con, self.path)
         except BaseException:
@@ -58,8 +69,10 @@ class SQLiteStore:
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
         # document.
-        self._read_con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._read_con.execute("PRAGMA busy_timeout=30000")
+        self._read_con = sqlite3.connect(
+            self.path, timeout=self._settings.busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        self._read_con.execute(f"PRAGMA busy_timeout={busy_ms}")
         self._read_con.execute("PRAGMA query_only=1")
         self._read_lock = threading.Lock()
 
@@ -68,13 +81,33 @@ class SQLiteStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._con.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 yield self._con
             except BaseException:
                 self._con.execute("ROLLBACK")
                 raise
             self._con.execute("COMMIT")
+
+    def _begin(self) -> None:
+        """Take the write lock. Each attempt waits `busy_timeout_s` (SQLite's own busy handler); a lock still held
+        is retried with a doubling pause, then reported as `StoreBusyError` rather than SQLite's bare error."""
+        attempts = self._settings.lock_retries + 1
+        pause = self._settings.lock_backoff_s
+        started = time.monotonic()
+        for attempt in range(attempts):
+            try:
+                self._con.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                if attempt + 1 < attempts:
+                    time.sleep(pause * 2**attempt)
+        raise StoreBusyError(
+            f"{self.path}: the database is locked by another process (gave up after {attempts} attempts over "
+            f"{time.monotonic() - started:.1f} s); try again when it has finished"
+        )
 
     def _meta(self, key: str) -> str | None:
         return read_meta(self._con, key)
