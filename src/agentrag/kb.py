@@ -138,11 +138,15 @@ class KnowledgeBase:
         tags: dict[str, str] | None = None,
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
+        sync: bool = False,
     ) -> IngestReport:
-        """Add, update or skip each file (by content hash); `source_root` records sources relative to it."""
+        """Add, update or skip each file (by content hash); `source_root` records sources relative to it.
+
+        A file renamed with its content unchanged is moved (its chunks and vectors kept); nothing else is
+        deleted unless `sync`: then the documents of files gone from each folder in `paths` are."""
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
-        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root)
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync)
         try:
             self.store.optimize()
         except StoreBusyError as exc:  # everything is committed; compaction waits for the next write

@@ -12,10 +12,8 @@ embedder alone.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,7 +25,8 @@ import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
-from agentrag.ingest.loaders import SUPPORTED_SUFFIXES, load_path
+from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
+from agentrag.ingest.loaders import load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store
@@ -35,6 +34,8 @@ from agentrag.text.dates import find_date
 from agentrag.text.fingerprint import fingerprint, sha256_bytes
 from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
 from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
+
+__all__ = ["IngestPipeline", "ProgressCallback", "discover", "document_id_for_path", "embedding_text"]
 
 ProgressCallback = Callable[[IngestStatus], None]
 
@@ -47,32 +48,11 @@ def failure_reason(exc: BaseException) -> str:
     if isinstance(exc, LoadError):
         return exc.reason
     if isinstance(exc, AgentragError):
-        return str(exc)
+        return display(str(exc))
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
     log.debug("ingest: unexpected error", exc_info=exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-def document_id_for_path(path: Path) -> str:
-    """Stable id for a file: derived from its absolute path, so re-ingesting it replaces it."""
-    return hashlib.sha1(str(path.resolve()).encode("utf-8")).hexdigest()[:16]
-
-
-def discover(paths: list[Path]) -> list[Path]:
-    """Files to ingest, in a stable order; folders are walked, hidden entries and unknown types skipped."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    candidate = Path(root) / name
-                    if not name.startswith(".") and candidate.suffix.lower() in SUPPORTED_SUFFIXES:
-                        found.append(candidate)
-        else:
-            found.append(path)  # named explicitly: an unsupported type is reported, not skipped
-    return list(dict.fromkeys(found))
+    return display(f"{type(exc).__name__}: {exc}")
 
 
 def embedding_text(title: str, heading_path: tuple[str, ...], text: str) -> str:
@@ -112,8 +92,9 @@ class IngestPipeline:
         tags: dict[str, str] | None = None,
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
+        sync: bool = False,
     ) -> IngestReport:
-        """Ingest files and folders; every file ends as added, updated, unchanged or failed.
+        """Ingest files and folders; every file ends as added, updated, unchanged, skipped or failed.
 
         `source_root`: record sources relative to this folder (the service stores uploads under its data
         directory and shows users the file name, not the server's paths); absolute paths otherwise."""
@@ -136,20 +117,20 @@ class IngestPipeline:
     def _source(self, path: Path) -> str:
         resolved = path.resolve()
         if self._source_root is not None and resolved.is_relative_to(self._source_root):
-            return resolved.relative_to(self._source_root).as_posix()
-        return str(resolved)
+            return display(resolved.relative_to(self._source_root).as_posix())
+        return display(resolved)
 
     def _prepare(self, files: list[Path], tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         for path in files:
             try:
                 yield from self._prepare_file(path, tags, emit)
+            except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
+                emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
             except Exception as exc:  # one bad document is one failure line, whatever raised
-                emit(IngestStatus(path=str(path), status="failed", error=failure_reason(exc)))
+                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc)))
 
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
-        if not path.exists():
-            raise LoadError(str(path), "no such file or folder")
-        stat = path.stat()
+        stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
             # A corpus file: every record is a document with its own id and hash.
             for loaded in load_path(path, self.max_bytes):
@@ -162,7 +143,8 @@ class IngestPipeline:
             return
         if stat.st_size > self.max_bytes:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
-        content_hash = sha256_bytes(path.read_bytes())
+        data, stat = read_bounded(path, self.max_bytes)
+        content_hash = sha256_bytes(data)
         doc_id = document_id_for_path(path)
         source = self._source(path)
         if self._unchanged(doc_id, content_hash, tags, source, emit):
@@ -202,7 +184,7 @@ class IngestPipeline:
         state = self.store.document_state(doc_id)
         # Tags given once stay until changed: a key given now replaces its value, the others are kept.
         tags = {**(state.tags if state is not None else {}), **tags}
-        title = loaded.title
+        title = display(loaded.title)  # a title taken from a file name that is not UTF-8
         date = loaded.date or find_date(loaded.text[:2000]) or dt.date.fromtimestamp(mtime)
         document = Document(
             doc_id=doc_id,

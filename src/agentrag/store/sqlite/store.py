@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.errors import EmbedderMismatchError, StoreBusyError
+from agentrag.errors import EmbedderMismatchError, StoreBusyError, StoreError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentState, IndexedChunk, StoreStats
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
-from agentrag.store.sqlite.schema import prepare, read_generation, read_meta
+from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
 from agentrag.types import Chunk, Document, SearchFilter
 
 
@@ -60,8 +60,12 @@ class SQLiteStore:
             self._con.execute("PRAGMA journal_mode=WAL")
             self._con.execute("PRAGMA synchronous=NORMAL")
             self._con.execute("PRAGMA foreign_keys=ON")
-            with self._write() as con:
-                prepare(con, self.path)
+            if needs_prepare(self._con, self.path):  # a store in use opens without taking the write lock
+                with self._write() as con:
+                    prepare(con, self.path)
+        except sqlite3.DatabaseError as exc:
+            self._con.close()
+            raise self._unreadable(exc) from exc
         except BaseException:
             self._con.close()
             raise
@@ -75,6 +79,16 @@ class SQLiteStore:
         self._read_con.execute(f"PRAGMA busy_timeout={busy_ms}")
         self._read_con.execute("PRAGMA query_only=1")
         self._read_lock = threading.Lock()
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> StoreError:
+        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+            return StoreBusyError(f"{self.path}: the database is locked by another process ({exc}); try again")
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+            return StoreError(f"{self.path}: cannot open the knowledge base's database ({exc}): check its permissions")
+        return StoreError(
+            f"{self.path}: the knowledge base's database is damaged ({exc}). Restore it from a backup, or delete "
+            f"the folder {self.path.parent} and ingest again to re-create the knowledge base."
+        )
 
     # ------------------------------------------------------------------ transactions and meta
 
