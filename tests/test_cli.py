@@ -315,7 +315,7 @@ def test_a_file_name_that_is_not_utf8_is_ingested_and_named(tmp_path: Path) -> N
     d = docs(tmp_path / "d")
     odd = os.fsencode(d) + b"/caf\xe9 menu.txt"
     with open(odd, "wb") as f:
-        f.write("The cafe menu lists espresso and green tea.\n".encode())
+        f.write(b"The cafe menu lists espresso and green tea.\n")
     with open(os.fsencode(d) + b"/\xff.md", "wb") as f:
         f.write(b"")
     home = str(tmp_path / "home")

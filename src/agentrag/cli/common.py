@@ -14,8 +14,8 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from typer.exceptions import TyperException
 from rich.markup import escape
+from typer.exceptions import TyperException
 
 from agentrag.errors import AgentragError
 from agentrag.kb import KnowledgeBase
@@ -81,8 +81,11 @@ def friendly_errors(func: F) -> F:
             fail(str(exc), as_json)
         except sqlite3.DatabaseError as exc:  # found past the store's own checks when it opened
             _show_traceback()
-            fail(f"the knowledge base's database cannot be used ({exc}). If it is damaged, restore it from a "
-                 f"backup, or delete the knowledge base's folder and ingest again.", as_json)
+            fail(
+                f"the knowledge base's database cannot be used ({exc}). If it is damaged, restore it from a "
+                f"backup, or delete the knowledge base's folder and ingest again.",
+                as_json,
+            )
         except OSError as exc:
             _show_traceback()
             where = f"{exc.filename}: " if exc.filename else ""
