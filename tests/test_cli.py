@@ -384,3 +384,24 @@ def test_a_locked_database_is_a_failure_line_per_document_not_a_traceback(tmp_pa
     assert "aurora.md: " in result.output
     assert "locked by another process" in result.output
     assert "unchanged 1, failed 1" in result.output
+
+
+def test_ingest_sync_deletes_what_left_the_folder_and_json_says_so(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    home = str(tmp_path / "home")
+    code, output = run("ingest", str(d), "--home", home, "--json")
+    assert json.loads(output)["deleted"] == 0
+    (d / "aurora.md").rename(d / "errors.md")
+    write(d / "policy.md", "# 报销制度\n\n## 差旅标准\n\n员工出差住宿标准为每晚六百元。\n")
+    (d / "policy.md").rename(d / "travel.md")
+    code, output = run("ingest", str(d), "--home", home)
+    assert (code, "added 1, updated 1, unchanged 0, failed 0" in output) == (0, True)
+    code, output = run("search", "住宿标准", "--home", home, "--channel", "bm25", "--json")
+    assert {Path(h["source"]).name for h in json.loads(output)["hits"]} == {"policy.md", "travel.md"}
+    code, output = run("ingest", str(d), "--sync", "--home", home, "--json")
+    report = json.loads(output)
+    assert (report["added"], report["unchanged"], report["deleted"], report["failed"]) == (0, 2, 1, 0)
+    code, output = run("search", "住宿标准", "--home", home, "--channel", "bm25", "--json")
+    assert [Path(h["source"]).name for h in json.loads(output)["hits"]] == ["travel.md"]
+    code, output = run("docs", "list", "--home", home, "--json")
+    assert {Path(x["source"]).name for x in json.loads(output)["documents"]} == {"errors.md", "travel.md"}

@@ -263,3 +263,49 @@ def test_a_lock_released_while_retrying_lets_the_ingest_finish(
         release.join()
         assert (report.updated, report.failed) == (1, 0)
         assert knowledge_base.search("E2077", k=1, channel="bm25")
+
+
+def test_a_renamed_file_is_moved_not_embedded_again(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    watched = WatchedEmbedder(embedder)
+    with KnowledgeBase.open("test", settings=settings, embedder=watched) as knowledge_base:
+        knowledge_base.ingest([docs], tags={"team": "platform"})
+        before = table_counts(knowledge_base)
+        (docs / "en" / "aurora.md").rename(docs / "en" / "aurora-api.md")
+        watched.passages.clear()
+        report = knowledge_base.ingest([docs])
+        assert (report.added, report.updated, report.unchanged, report.failed) == (0, 1, 3, 0)
+        assert watched.passages == [], "the moved document's chunks are not embedded again"
+        assert table_counts(knowledge_base) == before
+        hits = knowledge_base.search("E1042", k=10, channel="bm25", flt=SearchFilter(tags={"team": "platform"}))
+        assert [Path(h.chunk.source).name for h in hits] == ["aurora-api.md"]
+        moved = next(d for d in knowledge_base.documents() if d.source.endswith("aurora-api.md"))
+        assert hits[0].chunk.chunk_id == f"{moved.doc_id}#0"
+        assert knowledge_base.search("quota of the key", k=1, channel="dense")[0].chunk.doc_id == moved.doc_id
+        assert not any(d.source.endswith("/aurora.md") for d in knowledge_base.documents())
+        assert knowledge_base.ingest([docs]).unchanged == 4
+
+
+def test_sync_deletes_the_documents_of_files_gone_from_the_folder(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    elsewhere = write(tmp_path / "elsewhere" / "vega.md", "# Vega\n\nVega is the billing service.\n")
+    kb.ingest([docs, elsewhere])
+    (docs / "en" / "kestrel.txt").unlink()
+    policy = (docs / "zh" / "policy.md").read_text(encoding="utf-8")
+    (docs / "zh" / "policy.md").unlink()
+    write(docs / "zh" / "travel.md", policy.replace("五百元", "六百元"))  # renamed and edited: a new document
+    elsewhere.unlink()
+
+    report = kb.ingest([docs])  # plain ingest deletes nothing
+    assert (report.added, report.deleted) == (1, 0)
+    assert len(kb.documents()) == 6
+    report = kb.ingest([docs], sync=True)
+    assert (report.added, report.unchanged, report.deleted, report.failed) == (0, 3, 2, 0)
+    deleted = {Path(i.path).name for i in report.items if i.status == "deleted"}
+    assert deleted == {"kestrel.txt", "policy.md"}
+    assert {Path(d.source).name for d in kb.documents()} == {"aurora.md", "notes.txt", "travel.md", "vega.md"}
+    assert kb.search("Kestrel queue service nightly", k=10, flt=SearchFilter(sources=["*kestrel.txt"])) == []
+    texts = [h.chunk.text for h in kb.search("住宿标准", k=10)]
+    assert any("六百元" in t for t in texts)
+    assert not any("五百元" in t for t in texts), "the old text is no longer served"
+    assert kb.ingest([docs], sync=True).deleted == 0

@@ -28,6 +28,7 @@ from agentrag.errors import AgentragError, LoadError
 from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
 from agentrag.ingest.loaders import load_path
 from agentrag.ingest.splitter import Splitter
+from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store
 from agentrag.text.dates import find_date
@@ -83,6 +84,7 @@ class IngestPipeline:
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
         self._source_root: Path | None = None
+        self._paths = SourcePaths(None, set())
 
     # ------------------------------------------------------------------ public
 
@@ -97,7 +99,8 @@ class IngestPipeline:
         """Ingest files and folders; every file ends as added, updated, unchanged, skipped or failed.
 
         `source_root`: record sources relative to this folder (the service stores uploads under its data
-        directory and shows users the file name, not the server's paths); absolute paths otherwise."""
+        directory and shows users the file name, not the server's paths); absolute paths otherwise.
+        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`)."""
         started = time.perf_counter()
         report = IngestReport()
         tags = dict(tags or {})
@@ -108,7 +111,12 @@ class IngestPipeline:
                 progress(item)
 
         self._source_root = source_root.resolve() if source_root is not None else None
-        self._run(self._prepare(discover(paths), tags, emit), emit)
+        files = discover(paths)
+        present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
+        self._paths = SourcePaths(self._source_root, present)
+        self._run(self._prepare(files, tags, emit), emit)
+        if sync:
+            delete_gone(self.store, [p for p in paths if p.is_dir()], self._paths, emit, failure_reason)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -136,10 +144,12 @@ class IngestPipeline:
             for loaded in load_path(path, self.max_bytes):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
+                self._paths.present.add(doc_id)
                 source = loaded.source or str(path)
                 content_hash = sha256_bytes(raw)
                 if not self._unchanged(doc_id, content_hash, tags, source, emit):
-                    yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, tags, emit)
+                    merged = self._tags_for(doc_id, tags)
+                    yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit)
             return
         if stat.st_size > self.max_bytes:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
@@ -149,8 +159,29 @@ class IngestPipeline:
         source = self._source(path)
         if self._unchanged(doc_id, content_hash, tags, source, emit):
             return
+        renamed = moved_from(self.store, content_hash, self.pipeline_id, doc_id, self._paths)
+        merged = self._tags_for(doc_id, tags, renamed)
         for loaded in load_path(path, self.max_bytes):
-            yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, tags, emit)
+            for item in self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit):
+                if renamed is None or not self._move(renamed, item, emit):
+                    yield item
+
+    def _tags_for(self, doc_id: str, given: dict[str, str], renamed: Document | None = None) -> dict[str, str]:
+        """Tags given once stay until changed: a key given now replaces its value, the others are kept (a renamed
+        file keeps those of its old entry)."""
+        state = self.store.document_state(doc_id)
+        kept = state.tags if state is not None else renamed.tags if renamed is not None else {}
+        return {**kept, **given}
+
+    def _move(self, renamed: Document, item: _Prepared, emit: ProgressCallback) -> bool:
+        """Move the stored entry of a renamed file to its new path when its chunks are what would be indexed
+        now: nothing is embedded again. False when they differ (the file is then indexed as usual)."""
+        document = item.document
+        if not same_index(self.store.get_document_chunks(renamed.doc_id), document.title, item.chunks):
+            return False
+        self.store.move_document(renamed.doc_id, document)
+        emit(IngestStatus(path=item.path, doc_id=document.doc_id, status="updated", chunks=len(item.chunks)))
+        return True
 
     def _unchanged(
         self, doc_id: str, content_hash: str, tags: dict[str, str], source: str, emit: ProgressCallback
@@ -181,9 +212,7 @@ class IngestPipeline:
         if not drafts:
             emit(IngestStatus(path=source, doc_id=doc_id, status="failed", error="no text could be extracted"))
             return
-        state = self.store.document_state(doc_id)
-        # Tags given once stay until changed: a key given now replaces its value, the others are kept.
-        tags = {**(state.tags if state is not None else {}), **tags}
+        existed = self.store.document_state(doc_id) is not None
         title = display(loaded.title)  # a title taken from a file name that is not UTF-8
         date = loaded.date or find_date(loaded.text[:2000]) or dt.date.fromtimestamp(mtime)
         document = Document(
@@ -199,7 +228,7 @@ class IngestPipeline:
             chars=sum(len(b.text) for b in loaded.blocks),
             ingested_at=time.time(),
         )
-        item = _Prepared(document, [], [], [], [], "updated" if state is not None else "added", source)
+        item = _Prepared(document, [], [], [], [], "updated" if existed else "added", source)
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
