@@ -1,8 +1,14 @@
 """The `agentrag` command as a user types it: text for people, one JSON object with --json."""
 
 import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentrag.cli import app
@@ -341,3 +347,146 @@ def test_bad_budget_overrides_are_one_line_errors_naming_the_key(tmp_path: Path)
             assert named in result.output, (command, flags, result.output)
             assert isinstance(result.exception, SystemExit), (flags, result.output)
             assert len(lines) == 1 or "Usage:" in result.output, result.output
+
+
+def run_process(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `agentrag` process, with its memory capped (a read that never ends fails fast instead of
+    filling the machine) and a time limit (a read that blocks fails the test instead of hanging it)."""
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "agentrag.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=cap_memory,
+        errors="replace",
+    )
+
+
+def test_devices_fifos_and_links_to_them_are_skipped_with_a_line(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    (d / "zero.txt").symlink_to("/dev/zero")
+    os.mkfifo(d / "pipe.txt")
+    result = run_process("ingest", str(d), "/dev/zero", "--home", str(tmp_path / "home"), "--json")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout)
+    assert (report["added"], report["skipped"], report["failed"]) == (2, 3, 0)
+    reasons = {Path(s["path"]).name: s["reason"] for s in report["skipped_files"]}
+    assert reasons == {
+        "zero.txt": "not a regular file (a character device)",
+        "pipe.txt": "not a regular file (a FIFO)",
+        "zero": "not a regular file (a character device)",
+    }
+    result = run_process("ingest", str(d), "--home", str(tmp_path / "home"))
+    assert "pipe.txt: skipped: not a regular file (a FIFO)" in result.stderr
+    assert "unchanged 2, skipped 2, failed 0" in result.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs /proc")
+def test_the_size_limit_holds_for_what_is_read_not_what_the_file_claims(tmp_path: Path) -> None:
+    # /proc files say they are empty (st_size 0) and hold more: the limit must count the bytes read.
+    (tmp_path / "status.txt").symlink_to("/proc/self/status")
+    env = {**os.environ, "AGENTRAG_INGEST__MAX_FILE_MB": "0.0001"}  # about 100 bytes
+    result = runner.invoke(app, ["ingest", str(tmp_path / "status.txt"), "--home", str(tmp_path / "h")], env=env)
+    assert result.exit_code == 1
+    assert "status.txt: file too large" in result.output
+
+
+def test_a_file_name_that_is_not_utf8_is_ingested_and_named(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    odd = os.fsencode(d) + b"/caf\xe9 menu.txt"
+    with open(odd, "wb") as f:
+        f.write(b"The cafe menu lists espresso and green tea.\n")
+    with open(os.fsencode(d) + b"/\xff.md", "wb") as f:
+        f.write(b"")
+    home = str(tmp_path / "home")
+    code, output = run("ingest", str(d), "--home", home, "-v")
+    assert code == 1
+    assert "\\xff.md: empty file" in output
+    assert "caf\\xe9 menu.txt" in output
+    assert "added 3" in output
+    code, output = run("search", "espresso", "--home", home, "--json")
+    assert json.loads(output)["hits"][0]["source"].endswith("caf\\xe9 menu.txt")
+    code, output = run("ingest", str(d), "--home", home, "--json")
+    assert json.loads(output)["unchanged"] == 3
+
+
+def damaged_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    code, _ = run("ingest", str(docs(tmp_path / "d")), "--home", str(home))
+    assert code == 0
+    db = home / "kbs" / "default" / "store.sqlite"
+    for extra in db.parent.glob("store.sqlite-*"):
+        extra.unlink()
+    db.write_bytes(b"this is not what agentrag wrote " * 200)
+    return home
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "quota"], ["ask", "what is E1042?"], ["docs", "list"], ["docs", "show", "x"], ["ingest", "d"]],
+)
+def test_a_damaged_store_is_one_line_saying_what_to_do(tmp_path: Path, command: list[str]) -> None:
+    home = damaged_home(tmp_path)
+    args = [str(tmp_path / a) if a == "d" else a for a in command]
+    result = runner.invoke(app, [*args, "--home", str(home)])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert "store.sqlite" in result.output
+    assert "damaged" in result.output
+    assert "backup" in result.output
+    assert "ingest again" in result.output
+
+
+def test_debug_shows_the_traceback_of_an_expected_failure(tmp_path: Path) -> None:
+    home = damaged_home(tmp_path)
+    result = runner.invoke(app, ["--debug", "docs", "list", "--home", str(home)])
+    assert result.exit_code == 2
+    assert "Traceback" in result.output
+    assert "damaged" in result.output
+
+
+def test_a_locked_database_is_a_failure_line_per_document_not_a_traceback(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    home = tmp_path / "home"
+    run("ingest", str(d), "--home", str(home))
+    write(d / "aurora.md", "# Aurora\n\n## Errors\n\nError E2077 means the key expired.\n")
+    env = {"AGENTRAG_STORE__BUSY_TIMEOUT_S": "0.1", "AGENTRAG_STORE__LOCK_RETRIES": "1"}
+    other = sqlite3.connect(home / "kbs" / "default" / "store.sqlite", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        result = runner.invoke(app, ["ingest", str(d), "--home", str(home)], env=env)
+    finally:
+        other.rollback()
+        other.close()
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)
+    assert "aurora.md: " in result.output
+    assert "locked by another process" in result.output
+    assert "unchanged 1, failed 1" in result.output
+
+
+def test_ingest_sync_deletes_what_left_the_folder_and_json_says_so(tmp_path: Path) -> None:
+    d = docs(tmp_path / "d")
+    home = str(tmp_path / "home")
+    code, output = run("ingest", str(d), "--home", home, "--json")
+    assert json.loads(output)["deleted"] == 0
+    (d / "aurora.md").rename(d / "errors.md")
+    write(d / "policy.md", "# 报销制度\n\n## 差旅标准\n\n员工出差住宿标准为每晚六百元。\n")
+    (d / "policy.md").rename(d / "travel.md")
+    code, output = run("ingest", str(d), "--home", home)
+    assert (code, "added 1, updated 1, unchanged 0, failed 0" in output) == (0, True)
+    code, output = run("search", "住宿标准", "--home", home, "--channel", "bm25", "--json")
+    assert {Path(h["source"]).name for h in json.loads(output)["hits"]} == {"policy.md", "travel.md"}
+    code, output = run("ingest", str(d), "--sync", "--home", home, "--json")
+    report = json.loads(output)
+    assert (report["added"], report["unchanged"], report["deleted"], report["failed"]) == (0, 2, 1, 0)
+    code, output = run("search", "住宿标准", "--home", home, "--channel", "bm25", "--json")
+    assert [Path(h["source"]).name for h in json.loads(output)["hits"]] == ["travel.md"]
+    code, output = run("docs", "list", "--home", home, "--json")
+    assert {Path(x["source"]).name for x in json.loads(output)["documents"]} == {"errors.md", "travel.md"}

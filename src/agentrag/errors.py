@@ -24,6 +24,10 @@ class StoreError(AgentragError):
     """A knowledge base's files cannot be used as they are (written by a newer agentrag, or damaged)."""
 
 
+class StoreBusyError(StoreError):
+    """Another process held the knowledge base's write lock through every retry."""
+
+
 class EmbedderMismatchError(AgentragError):
     """The knowledge base was built with another embedding model than the one configured."""
 

@@ -11,6 +11,7 @@ The CLI and the HTTP service call exactly this.
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import threading
@@ -26,7 +27,7 @@ from agentrag.agent.assistant import Assistant
 from agentrag.agent.memory import Conversation, Turn
 from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
-from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound
+from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound, StoreBusyError
 from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
 from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
@@ -38,6 +39,8 @@ from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, 
 from agentrag.vocab import Mode, Preset
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+log = logging.getLogger(__name__)
 
 _embedders: dict[str, Embedder] = {}
 _embedders_lock = threading.Lock()
@@ -138,12 +141,19 @@ class KnowledgeBase:
         tags: dict[str, str] | None = None,
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
+        sync: bool = False,
     ) -> IngestReport:
-        """Add, update or skip each file (by content hash); `source_root` records sources relative to it."""
+        """Add, update or skip each file (by content hash); `source_root` records sources relative to it.
+
+        A file renamed with its content unchanged is moved (its chunks and vectors kept); nothing else is
+        deleted unless `sync`: then the documents of files gone from each folder in `paths` are."""
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
-        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root)
-        self.store.optimize()
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync)
+        try:
+            self.store.optimize()
+        except StoreBusyError as exc:  # everything is committed; compaction waits for the next write
+            log.warning("knowledge base %r: index compaction skipped: %s", self.name, exc)
         return report
 
     def delete(self, doc_id: str) -> None:

@@ -184,6 +184,11 @@ class StoreSettings(_Section):
         ge=0,
         description="Past this many chunks dense search uses an ANN index (usearch) instead of exact search.",
     )
+    busy_timeout_s: float = Field(
+        10.0, gt=0, description="How long one write waits for another process's write (a compaction, say)."
+    )
+    lock_retries: int = Field(3, ge=0, description="Waits repeated, with backoff, before a locked write is reported.")
+    lock_backoff_s: float = Field(0.5, ge=0, description="Pause before the first repeat; doubled for each next one.")
 
 
 class Settings(BaseSettings):

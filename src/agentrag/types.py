@@ -139,9 +139,9 @@ class Hit(BaseModel):
 class IngestStatus(BaseModel):
     path: str
     doc_id: str | None = None
-    status: Literal["added", "updated", "unchanged", "failed"]
+    status: Literal["added", "updated", "unchanged", "skipped", "deleted", "failed"]
     chunks: int = 0
-    error: str | None = None
+    error: str | None = None  # why it failed, or why it was skipped
 
 
 class IngestReport(BaseModel):
@@ -151,6 +151,8 @@ class IngestReport(BaseModel):
     failed: int = 0
     chunks: int = 0
     seconds: float = 0.0
+    skipped: int = 0  # not regular files (devices, FIFOs, sockets): never read
+    deleted: int = 0  # `sync`: documents whose file is gone from the folder
     items: list[IngestStatus] = Field(default_factory=list)
 
     def record(self, item: IngestStatus) -> None:

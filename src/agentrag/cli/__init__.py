@@ -6,11 +6,12 @@ One module per group of commands, all registered here on one `typer.Typer` app, 
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
 from agentrag.cli import answers, docs, evaluate, info, ingest, search, service
-from agentrag.cli.common import err
+from agentrag.cli.common import err, set_debug
 
 app = typer.Typer(
     name="agentrag",
@@ -25,6 +26,18 @@ app = typer.Typer(
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+@app.callback()
+def main_options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of any error (and the debug log) on stderr.")
+    ] = False,
+) -> None:
+    """Options for every command, given before it: agentrag --debug ingest ./docs"""
+    set_debug(debug)
+
+
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(service.keys_app, name="keys")
 app.command()(ingest.ingest)

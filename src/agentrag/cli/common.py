@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import sqlite3
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.exceptions import TyperException
 
 from agentrag.errors import AgentragError
 from agentrag.kb import KnowledgeBase
@@ -34,6 +39,24 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+@dataclass
+class CliState:
+    """Set by the global options (`agentrag --debug COMMAND`)."""
+
+    debug: bool = False
+
+
+state = CliState()
+
+
+def set_debug(debug: bool) -> None:
+    """`--debug`: tracebacks for every error, and agentrag's debug log (a failed document's traceback) on stderr."""
+    state.debug = debug
+    if debug:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger("agentrag").setLevel(logging.DEBUG)
+
+
 def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
     if as_json:
         print(json.dumps({"error": message}, ensure_ascii=False))
@@ -43,18 +66,41 @@ def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
 
 
 def friendly_errors(func: F) -> F:
-    """Errors a user can act on become one readable line (or {"error": ...} with --json), exit code 2."""
+    """Errors a user can act on become one readable line (or {"error": ...} with --json), exit code 2; anything
+    else is one line too, exit code 1, pointing at --debug, which also prints the traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        as_json = bool(kwargs.get("as_json"))
         try:
             return func(*args, **kwargs)
-        except AgentragError as exc:
-            fail(str(exc), bool(kwargs.get("as_json")))
-        except ValueError as exc:  # pydantic validation of settings and arguments
-            fail(str(exc), bool(kwargs.get("as_json")))
+        except (typer.Exit, typer.Abort, TyperException):
+            raise  # typer's own: an exit code chosen by the command, a bad parameter
+        except (AgentragError, ValueError) as exc:  # ValueError: pydantic validation of settings and arguments
+            _show_traceback()
+            fail(str(exc), as_json)
+        except sqlite3.DatabaseError as exc:  # found past the store's own checks when it opened
+            _show_traceback()
+            fail(
+                f"the knowledge base's database cannot be used ({exc}). If it is damaged, restore it from a "
+                f"backup, or delete the knowledge base's folder and ingest again.",
+                as_json,
+            )
+        except OSError as exc:
+            _show_traceback()
+            where = f"{exc.filename}: " if exc.filename else ""
+            fail(f"{where}{exc.strerror or exc}", as_json)
+        except Exception as exc:
+            _show_traceback()
+            hint = "" if state.debug else " (run `agentrag --debug ...` to see the traceback)"
+            fail(f"unexpected error: {type(exc).__name__}: {exc}{hint}", as_json, code=1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _show_traceback() -> None:
+    if state.debug:
+        traceback.print_exc()
 
 
 def settings_for(home: Path | None) -> Settings:

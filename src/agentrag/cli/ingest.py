@@ -21,7 +21,7 @@ from agentrag.cli.common import (
     parse_pairs,
 )
 from agentrag.ingest.pipeline import discover
-from agentrag.types import IngestStatus
+from agentrag.types import IngestReport, IngestStatus
 
 
 def _corpus_units(files: list[Path]) -> int:
@@ -36,16 +36,35 @@ def _corpus_units(files: list[Path]) -> int:
     return total
 
 
+def _summary(kb: str, report: IngestReport) -> str:
+    """The counts, `deleted` and `skipped` only when there were any."""
+    counts = [f"added {report.added}", f"updated {report.updated}", f"unchanged {report.unchanged}"]
+    counts += [f"{name} {n}" for name, n in (("deleted", report.deleted), ("skipped", report.skipped)) if n]
+    counts.append(f"failed {report.failed}")
+    return f"[bold]{escape(kb)}[/]: {', '.join(counts)} · {report.chunks} chunks · {report.seconds:.1f} s"
+
+
 @friendly_errors
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md, html, pdf, docx, jsonl corpus).")],
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag every document: KEY=VALUE (repeatable).")] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Tag every document: KEY=VALUE (repeatable); sets KEY, other tags stay."),
+    ] = None,
+    sync: Annotated[
+        bool,
+        typer.Option(
+            "--sync", help="Also delete the documents of files gone from each folder given (renamed or deleted)."
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="One line per document as it is stored.")] = False,
     home: HomeOption = None,
     kb: KbOption = "default",
     as_json: JsonOption = False,
 ) -> None:
     """Add files and folders to a knowledge base. Unchanged files are skipped, changed ones replaced.
+
+    A renamed file whose content is unchanged is moved, not embedded again. Nothing is deleted unless --sync.
 
     Example: agentrag ingest ./handbook ./faq.md --tag team=support
     """
@@ -54,6 +73,7 @@ def ingest(
     total = _corpus_units(discover(list(paths)))
     show_bar = not as_json and not verbose and err.is_terminal
     failures: list[IngestStatus] = []
+    skips: list[IngestStatus] = []
 
     with Progress(
         TextColumn("[bold]ingest[/]"),
@@ -66,26 +86,38 @@ def ingest(
         transient=True,
     ) as bar:
         task = bar.add_task("ingest", total=total or None, summary="")
-        counts = {"added": 0, "updated": 0, "unchanged": 0, "failed": 0}
+        counts: dict[str, int] = {}
 
         def on_item(item: IngestStatus) -> None:
-            counts[item.status] += 1
+            counts[item.status] = counts.get(item.status, 0) + 1
             if item.status == "failed":
                 failures.append(item)
                 if not as_json:
                     err.print(f"[red]✗[/] {escape(item.path)}: {escape(item.error or 'failed')}", soft_wrap=True)
+            elif item.status == "skipped":
+                skips.append(item)
+                if not as_json:
+                    err.print(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}", soft_wrap=True)
             elif verbose and not as_json:
                 print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
-            bar.update(task, advance=1, summary=" · ".join(f"{k} {v}" for k, v in counts.items() if v))
+            if item.status != "deleted":
+                bar.update(task, advance=1)
+            bar.update(task, summary=" · ".join(f"{k} {v}" for k, v in counts.items() if v))
 
-        report = knowledge_base.ingest(list(paths), tags, on_item)
-    knowledge_base.close()
+        try:
+            report = knowledge_base.ingest(list(paths), tags, on_item, sync=sync)
+        finally:
+            knowledge_base.close()
     if as_json:
-        emit_json({"kb": kb, **report.model_dump(exclude={"items"}), "failures": [f.model_dump() for f in failures]})
-    else:
-        out.print(
-            f"[bold]{kb}[/]: added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
-            f"failed {report.failed} · {report.chunks} chunks · {report.seconds:.1f} s"
+        emit_json(
+            {
+                "kb": kb,
+                **report.model_dump(exclude={"items"}),
+                "failures": [f.model_dump() for f in failures],
+                "skipped_files": [{"path": s.path, "reason": s.error} for s in skips],
+            }
         )
+    else:
+        out.print(_summary(kb, report), highlight=False)
     if report.failed:
         raise typer.Exit(1)

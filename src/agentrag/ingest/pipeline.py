@@ -12,9 +12,8 @@ embedder alone.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-import os
+import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,8 +25,10 @@ import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
-from agentrag.ingest.loaders import SUPPORTED_SUFFIXES, load_path
+from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
+from agentrag.ingest.loaders import load_path
 from agentrag.ingest.splitter import Splitter
+from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store
 from agentrag.text.dates import find_date
@@ -35,28 +36,24 @@ from agentrag.text.fingerprint import fingerprint, sha256_bytes
 from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
 from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
 
+__all__ = ["IngestPipeline", "ProgressCallback", "discover", "document_id_for_path", "embedding_text"]
+
 ProgressCallback = Callable[[IngestStatus], None]
 
-
-def document_id_for_path(path: Path) -> str:
-    """Stable id for a file: derived from its absolute path, so re-ingesting it replaces it."""
-    return hashlib.sha1(str(path.resolve()).encode("utf-8")).hexdigest()[:16]
+log = logging.getLogger(__name__)
 
 
-def discover(paths: list[Path]) -> list[Path]:
-    """Files to ingest, in a stable order; folders are walked, hidden entries and unknown types skipped."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    candidate = Path(root) / name
-                    if not name.startswith(".") and candidate.suffix.lower() in SUPPORTED_SUFFIXES:
-                        found.append(candidate)
-        else:
-            found.append(path)  # named explicitly: an unsupported type is reported, not skipped
-    return list(dict.fromkeys(found))
+def failure_reason(exc: BaseException) -> str:
+    """One line for a document that failed. Errors that are not agentrag's keep their type (and their traceback
+    goes to the debug log), so a bug in a parser or an embedder is told apart from a bad file."""
+    if isinstance(exc, LoadError):
+        return exc.reason
+    if isinstance(exc, AgentragError):
+        return display(str(exc))
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    log.debug("ingest: unexpected error", exc_info=exc)
+    return display(f"{type(exc).__name__}: {exc}")
 
 
 def embedding_text(title: str, heading_path: tuple[str, ...], text: str) -> str:
@@ -87,6 +84,7 @@ class IngestPipeline:
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
         self._source_root: Path | None = None
+        self._paths = SourcePaths(None, set())
 
     # ------------------------------------------------------------------ public
 
@@ -96,11 +94,13 @@ class IngestPipeline:
         tags: dict[str, str] | None = None,
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
+        sync: bool = False,
     ) -> IngestReport:
-        """Ingest files and folders; every file ends as added, updated, unchanged or failed.
+        """Ingest files and folders; every file ends as added, updated, unchanged, skipped or failed.
 
         `source_root`: record sources relative to this folder (the service stores uploads under its data
-        directory and shows users the file name, not the server's paths); absolute paths otherwise."""
+        directory and shows users the file name, not the server's paths); absolute paths otherwise.
+        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`)."""
         started = time.perf_counter()
         report = IngestReport()
         tags = dict(tags or {})
@@ -111,7 +111,12 @@ class IngestPipeline:
                 progress(item)
 
         self._source_root = source_root.resolve() if source_root is not None else None
-        self._run(self._prepare(discover(paths), tags, emit), emit)
+        files = discover(paths)
+        present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
+        self._paths = SourcePaths(self._source_root, present)
+        self._run(self._prepare(files, tags, emit), emit)
+        if sync:
+            delete_gone(self.store, [p for p in paths if p.is_dir()], self._paths, emit, failure_reason)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -120,43 +125,63 @@ class IngestPipeline:
     def _source(self, path: Path) -> str:
         resolved = path.resolve()
         if self._source_root is not None and resolved.is_relative_to(self._source_root):
-            return resolved.relative_to(self._source_root).as_posix()
-        return str(resolved)
+            return display(resolved.relative_to(self._source_root).as_posix())
+        return display(resolved)
 
     def _prepare(self, files: list[Path], tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         for path in files:
             try:
                 yield from self._prepare_file(path, tags, emit)
-            except LoadError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=exc.reason))
-            except AgentragError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=str(exc)))
-            except OSError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=exc.strerror or str(exc)))
+            except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
+                emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
+            except Exception as exc:  # one bad document is one failure line, whatever raised
+                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc)))
 
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
-        if not path.exists():
-            raise LoadError(str(path), "no such file or folder")
-        stat = path.stat()
+        stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
             # A corpus file: every record is a document with its own id and hash.
             for loaded in load_path(path, self.max_bytes):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
+                self._paths.present.add(doc_id)
                 source = loaded.source or str(path)
                 content_hash = sha256_bytes(raw)
                 if not self._unchanged(doc_id, content_hash, tags, source, emit):
-                    yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, tags, emit)
+                    merged = self._tags_for(doc_id, tags)
+                    yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit)
             return
         if stat.st_size > self.max_bytes:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
-        content_hash = sha256_bytes(path.read_bytes())
+        data, stat = read_bounded(path, self.max_bytes)
+        content_hash = sha256_bytes(data)
         doc_id = document_id_for_path(path)
         source = self._source(path)
         if self._unchanged(doc_id, content_hash, tags, source, emit):
             return
+        renamed = moved_from(self.store, content_hash, self.pipeline_id, doc_id, self._paths)
+        merged = self._tags_for(doc_id, tags, renamed)
         for loaded in load_path(path, self.max_bytes):
-            yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, tags, emit)
+            for item in self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit):
+                if renamed is None or not self._move(renamed, item, emit):
+                    yield item
+
+    def _tags_for(self, doc_id: str, given: dict[str, str], renamed: Document | None = None) -> dict[str, str]:
+        """Tags given once stay until changed: a key given now replaces its value, the others are kept (a renamed
+        file keeps those of its old entry)."""
+        state = self.store.document_state(doc_id)
+        kept = state.tags if state is not None else renamed.tags if renamed is not None else {}
+        return {**kept, **given}
+
+    def _move(self, renamed: Document, item: _Prepared, emit: ProgressCallback) -> bool:
+        """Move the stored entry of a renamed file to its new path when its chunks are what would be indexed
+        now: nothing is embedded again. False when they differ (the file is then indexed as usual)."""
+        document = item.document
+        if not same_index(self.store.get_document_chunks(renamed.doc_id), document.title, item.chunks):
+            return False
+        self.store.move_document(renamed.doc_id, document)
+        emit(IngestStatus(path=item.path, doc_id=document.doc_id, status="updated", chunks=len(item.chunks)))
+        return True
 
     def _unchanged(
         self, doc_id: str, content_hash: str, tags: dict[str, str], source: str, emit: ProgressCallback
@@ -188,7 +213,7 @@ class IngestPipeline:
             emit(IngestStatus(path=source, doc_id=doc_id, status="failed", error="no text could be extracted"))
             return
         existed = self.store.document_state(doc_id) is not None
-        title = loaded.title
+        title = display(loaded.title)  # a title taken from a file name that is not UTF-8
         date = loaded.date or find_date(loaded.text[:2000]) or dt.date.fromtimestamp(mtime)
         document = Document(
             doc_id=doc_id,
@@ -261,17 +286,38 @@ class IngestPipeline:
     def _commit(self, batch: list[_Prepared], future: Future[Vectors], emit: ProgressCallback) -> None:
         try:
             vectors = future.result()
-        except AgentragError as exc:
+        except Exception as exc:
+            if isinstance(exc, AgentragError) or len(batch) == 1:  # the backend failed: every document did
+                for item in batch:
+                    self._fail(item, exc, emit)
+                return
+            # An error that is not ours may come from one document's text: embed each alone to find it.
             for item in batch:
-                emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=str(exc)))
+                try:
+                    own = self.embedder.embed_passages(item.texts)
+                except Exception as item_exc:
+                    self._fail(item, item_exc, emit)
+                else:
+                    self._store(item, own, emit)
             return
         offset = 0
         for item in batch:
-            own = vectors[offset : offset + len(item.texts)]
+            self._store(item, vectors[offset : offset + len(item.texts)], emit)
             offset += len(item.texts)
-            indexed = [
-                IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
-                for c, v, tt, bt in zip(item.chunks, own, item.title_tokens, item.body_tokens, strict=True)
-            ]
+
+    def _store(self, item: _Prepared, vectors: Vectors, emit: ProgressCallback) -> None:
+        """Commit one document (all or nothing); a failure (a locked database after its retries) is its line."""
+        indexed = [
+            IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
+            for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
+        ]
+        try:
             self.store.upsert_document(item.document, self.pipeline_id, indexed)
-            emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+        except Exception as exc:
+            self._fail(item, exc, emit)
+            return
+        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+
+    @staticmethod
+    def _fail(item: _Prepared, exc: BaseException, emit: ProgressCallback) -> None:
+        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=failure_reason(exc)))

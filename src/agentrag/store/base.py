@@ -79,6 +79,15 @@ class Store(Protocol):
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None: ...
 
+    def documents_with_hash(self, content_hash: str, pipeline: str) -> list[Document]:
+        """The documents indexed from this content by this pipeline (a renamed file's old entry, say)."""
+        ...
+
+    def move_document(self, old_id: str, document: Document) -> None:
+        """Give the document `old_id` the id, source and metadata of `document`, keeping its chunks' text, vectors
+        and BM25 entries (chunk ids follow the new id); whatever `document.doc_id` held is replaced. Atomic."""
+        ...
+
     def delete_document(self, doc_id: str) -> bool:
         """Remove the document and everything indexed from it; False if it was not there."""
         ...

@@ -82,6 +82,11 @@ def read_generation(con: sqlite3.Connection) -> int:
     return int(read_meta(con, "generation") or 0)
 
 
+def needs_prepare(con: sqlite3.Connection, path: Path) -> bool:
+    """False for a file already at this version: opening it then needs no write (and no write lock)."""
+    return _stored_version(con, path) != SCHEMA_VERSION
+
+
 def prepare(con: sqlite3.Connection, path: Path) -> None:
     """Create, check or migrate the schema; the caller holds a write transaction on `con`."""
     stored = _stored_version(con, path)

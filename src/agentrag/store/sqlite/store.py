@@ -25,10 +25,11 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentState, IndexedChunk, StoreStats
+from agentrag.store.sqlite.connection import begin_immediate, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
-from agentrag.store.sqlite.schema import prepare, read_generation, read_meta
-from agentrag.types import Chunk, Document, SearchFilter
+from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
+from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
 
 def _fts_query(tokens: list[str]) -> str:
@@ -43,24 +44,24 @@ class SQLiteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._settings = settings or StoreSettings()
         self._lock = threading.RLock()
-        self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         try:
-            self._con.execute("PRAGMA journal_mode=WAL")
-            self._con.execute("PRAGMA synchronous=NORMAL")
-            self._con.execute("PRAGMA foreign_keys=ON")
-            self._con.execute("PRAGMA busy_timeout=30000")
-            with self._write() as con:
-                prepare(con, self.path)
-        except BaseException:
+            self._con = connect(self.path, self._settings)
+        except sqlite3.DatabaseError as exc:
+            raise unreadable(exc, self.path) from exc
+        try:
+            if needs_prepare(self._con, self.path):  # a store in use opens without taking the write lock
+                with self._write() as con:
+                    prepare(con, self.path)
+        except BaseException as exc:
             self._con.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise unreadable(exc, self.path) from exc
             raise
         self._derived = DerivedIndexes(self._con, self.path.parent, self._settings.ann_threshold, self._write)
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
         # document.
-        self._read_con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._read_con.execute("PRAGMA busy_timeout=30000")
-        self._read_con.execute("PRAGMA query_only=1")
+        self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
 
     # ------------------------------------------------------------------ transactions and meta
@@ -68,7 +69,7 @@ class SQLiteStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._con.execute("BEGIN IMMEDIATE")
+            begin_immediate(self._con, self._settings, self.path)
             try:
                 yield self._con
             except BaseException:
@@ -178,26 +179,7 @@ class SQLiteStore:
             generation = self._bump(con)
             self._delete_chunks(con, document.doc_id, generation)
             con.execute("DELETE FROM documents WHERE doc_id=?", (document.doc_id,))
-            con.execute(
-                f"INSERT INTO documents({self._DOC_COLUMNS}, pipeline) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    document.doc_id,
-                    document.source,
-                    document.title,
-                    document.content_hash,
-                    document.mtime,
-                    document.date.isoformat() if document.date else None,
-                    json.dumps(document.tags, ensure_ascii=False, sort_keys=True),
-                    json.dumps(document.meta, ensure_ascii=False, sort_keys=True),
-                    len(chunks),
-                    document.chars,
-                    document.ingested_at or time.time(),
-                    pipeline,
-                ),
-            )
-            con.executemany(
-                "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
-            )
+            self._insert_document(con, document, pipeline, len(chunks))
             for item in chunks:
                 c = item.chunk
                 cur = con.execute(
@@ -226,6 +208,28 @@ class SQLiteStore:
                 con.execute("INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", (generation, key))
             self._derived.text_written(len(chunks))
 
+    def _insert_document(self, con: sqlite3.Connection, document: Document, pipeline: str, n_chunks: int) -> None:
+        con.execute(
+            f"INSERT INTO documents({self._DOC_COLUMNS}, pipeline) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                document.doc_id,
+                document.source,
+                document.title,
+                document.content_hash,
+                document.mtime,
+                document.date.isoformat() if document.date else None,
+                json.dumps(document.tags, ensure_ascii=False, sort_keys=True),
+                json.dumps(document.meta, ensure_ascii=False, sort_keys=True),
+                n_chunks,
+                document.chars,
+                document.ingested_at or time.time(),
+                pipeline,
+            ),
+        )
+        con.executemany(
+            "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
+        )
+
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None:
         with self._write() as con:
             self._bump(con)
@@ -235,6 +239,34 @@ class SQLiteStore:
             )
             con.execute("DELETE FROM doc_tags WHERE doc_id=?", (doc_id,))
             con.executemany("INSERT INTO doc_tags VALUES(?,?,?)", [(doc_id, k, v) for k, v in tags.items()])
+
+    def documents_with_hash(self, content_hash: str, pipeline: str) -> list[Document]:
+        with self._lock:
+            rows = self._con.execute(
+                f"SELECT {self._DOC_COLUMNS} FROM documents WHERE content_hash=? AND pipeline=? ORDER BY doc_id",
+                (content_hash, pipeline),
+            ).fetchall()
+        return [self._document(r) for r in rows]
+
+    def move_document(self, old_id: str, document: Document) -> None:
+        new_id = document.doc_id
+        if new_id == old_id:
+            raise ValueError(f"move_document: {old_id!r} onto itself")
+        with self._write() as con:
+            row = con.execute("SELECT pipeline FROM documents WHERE doc_id=?", (old_id,)).fetchone()
+            if row is None:
+                raise KeyError(old_id)
+            generation = self._bump(con)
+            self._delete_chunks(con, new_id, generation)
+            con.execute("DELETE FROM documents WHERE doc_id=?", (new_id,))
+            self._insert_document(con, document, row[0], document.n_chunks)
+            # The chunks keep their keys, so their vectors, BM25 rows and the dense index stay as they are.
+            positions = con.execute("SELECT key, position FROM chunks WHERE doc_id=?", (old_id,)).fetchall()
+            con.executemany(
+                "UPDATE chunks SET doc_id=?, chunk_id=? WHERE key=?",
+                [(new_id, chunk_id_for(new_id, position), key) for key, position in positions],
+            )
+            con.execute("DELETE FROM documents WHERE doc_id=?", (old_id,))  # no chunk refers to it any more
 
     def delete_document(self, doc_id: str) -> bool:
         with self._write() as con:

@@ -1,0 +1,68 @@
+"""Connections to the database file, the write lock taken with bounded retries, and SQLite's errors on opening
+turned into errors that say what to do."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from agentrag.errors import StoreBusyError, StoreError
+from agentrag.settings import StoreSettings
+
+
+def connect(path: Path, settings: StoreSettings, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection shared by the threads of one process (the store serialises them with its locks)."""
+    con = sqlite3.connect(path, timeout=settings.busy_timeout_s, isolation_level=None, check_same_thread=False)
+    try:
+        con.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout_s * 1000)}")
+        if read_only:
+            con.execute("PRAGMA query_only=1")
+        else:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock; anything else is not worth a retry."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def begin_immediate(con: sqlite3.Connection, settings: StoreSettings, path: Path) -> None:
+    """Take the write lock. Each attempt waits `busy_timeout_s` (SQLite's own busy handler); a lock still held
+    is retried with a doubling pause, then reported as `StoreBusyError` rather than SQLite's bare error."""
+    attempts = settings.lock_retries + 1
+    started = time.monotonic()
+    for attempt in range(attempts):
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            if attempt + 1 < attempts:
+                time.sleep(settings.lock_backoff_s * 2**attempt)
+    raise StoreBusyError(
+        f"{path}: the database is locked by another process (gave up after {attempts} attempts over "
+        f"{time.monotonic() - started:.1f} s); try again when it has finished"
+    )
+
+
+def unreadable(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
+    """What opening the file failed on, as one line saying what to do."""
+    if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
+        return StoreBusyError(f"{path}: the database is locked by another process ({exc}); try again")
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+        return StoreError(f"{path}: cannot open the knowledge base's database ({exc}): check its permissions")
+    return StoreError(
+        f"{path}: the knowledge base's database is damaged ({exc}). Restore it from a backup, or delete the "
+        f"folder {path.parent} and ingest again to re-create the knowledge base."
+    )
