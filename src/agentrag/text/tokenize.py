@@ -93,7 +93,13 @@ def tokenize_query(text: str) -> list[str]:
 
     If dropping scaffolding would leave nothing ("what is it?"), the plain tokens are kept instead.
     """
+    return list(_query_tokens(text))
+
+
+@lru_cache(maxsize=16_384)
+def _query_tokens(text: str) -> tuple[str, ...]:
+    # Answer selection asks for the same question's and target's tokens once per candidate sentence.
     tokens = tokenize(text)
     stop = _stemmed_query_stopwords()
     kept = [t for t in tokens if t not in stop]
-    return list(dict.fromkeys(kept or tokens))
+    return tuple(dict.fromkeys(kept or tokens))
