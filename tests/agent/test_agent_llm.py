@@ -48,7 +48,7 @@ def blocks(body: dict[str, Any]) -> dict[int, str]:
     """The numbered passages of a synthesizer prompt: {n: header and text}."""
     prompt = prompt_text(body)
     found = {}
-    for m in re.finditer(r"^\[(\d+)\] (.*?)\n<<<\n(.*?)\n>>>", prompt, re.M | re.S):
+    for m in re.finditer(r"^\[(\d+)\](.*?)\n<<<\n(.*?)\n>>>", prompt, re.M | re.S):
         found[int(m.group(1))] = m.group(2) + "\n" + m.group(3)
     return found
 
@@ -68,7 +68,7 @@ def by_role(**handlers: Callable[[dict[str, Any]], Reply]) -> Script:
     def script(body: dict[str, Any], index: int) -> Reply:
         role = role_of(body)
         if role == "grader":
-            ids = re.findall(r'<passage id="(\d+)"', prompt_text(body))
+            ids = re.findall(r"^\[(\d+)\]", prompt_text(body), re.M)
             default = text(json.dumps({"grades": [{"id": int(i), "grade": "correct", "reason": "ok"} for i in ids]}))
             return handlers.get("grader", lambda b: default)(body)
         return handlers[role](body)

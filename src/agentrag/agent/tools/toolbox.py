@@ -1,6 +1,7 @@
 """Runs the agent model's tool calls for one question: validation, the repeat guard, the budget, timeouts.
 
-Search tools return compact results (id, title, heading path, snippet, score); `read_chunk` expands one.
+Search tools return compact results (id, title, heading path, snippet, score) as JSON quoted as data (they are
+document text); `read_chunk` expands one. Errors are ours and stand unquoted.
 Arguments are validated against the tool's pydantic model, and a bad call is answered with an error the
 model can correct, never an exception. A query too close to an earlier one is refused with advice to change
 strategy. Independent calls run concurrently, each under a timeout.
@@ -24,6 +25,7 @@ from agentrag.agent.tools.base import ToolResult, tool_error
 from agentrag.agent.tools.registry import registry
 from agentrag.errors import AgentragError
 from agentrag.retrieve.hybrid import Retriever
+from agentrag.text.quoting import quote
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import Hit, SearchFilter
 from agentrag.vocab import Channel
@@ -132,7 +134,7 @@ class ToolBox:
         payload: dict[str, Any] = {"query": query, "results": [_compact(h) for h in hits]}
         if not hits:
             payload["note"] = "no results; try other words or keyword_search"
-        return ToolResult(name=name, content=json.dumps(payload, ensure_ascii=False), hits=hits, query=query)
+        return ToolResult(name=name, content=quote(json.dumps(payload, ensure_ascii=False)), hits=hits, query=query)
 
     def run_many(self, calls: list[tuple[str, str, str]]) -> list[tuple[str, ToolResult]]:
         """Run the calls (id, name, arguments) of one turn; results in call order.
