@@ -283,3 +283,35 @@ def test_a_repeated_question_is_served_from_the_cache_until_the_knowledge_base_c
     assert len(llm.requests) > calls
     assert "Heron" in updated.answer
     assert "Kestrel" in first.answer
+
+
+def test_the_same_words_with_another_tool_or_filter_are_not_a_repeat(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    words = "INC-2291 root cause"
+    turns = iter(
+        [
+            tool_calls(
+                [
+                    ("keyword_search", {"query": words}),  # the advice a refusal gives: exact terms, another tool
+                    ("filtered_search", {"query": words, "source": "*postmortem*"}),
+                    ("semantic_search", {"query": words}),  # the planned search again: a repeat
+                ]
+            ),
+            tool_calls([("filtered_search", {"query": words, "source": "*postmortem*"})]),  # same tool, same filter
+            text("DONE"),
+        ]
+    )
+    script = by_role(planner=plan(words), agent=lambda b: next(turns), synthesizer=cause_answer)
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        answer = kb.ask(QUESTION, mode="agent", budget={"max_llm_calls": 8})
+    agent_requests = [r for r in llm.requests if r["model"] == "m-agent"]
+    results = [m["content"] for m in agent_requests[-1]["messages"] if m.get("role") == "tool"]
+    assert len(results) == 4
+    keyword, filtered, semantic, filtered_again = results
+    assert "refused" not in keyword
+    assert "caused by Kestrel" in keyword
+    assert "refused" not in filtered
+    assert "caused by Kestrel" in filtered
+    assert "refused" in semantic
+    assert "refused" in filtered_again
+    assert answer.usage.retrieval_calls == 3
