@@ -315,3 +315,42 @@ def test_the_same_words_with_another_tool_or_filter_are_not_a_repeat(kb_factory:
     assert "refused" in semantic
     assert "refused" in filtered_again
     assert answer.usage.retrieval_calls == 3
+
+
+# ------------------------------------------------------------------------------------------ iterative mode
+
+COFFEE = "The office coffee machine is descaled every 30 days by the facilities team."
+
+
+def no_grades(body: dict[str, Any]) -> Reply:
+    """An LLM grader that finds no borderline passage answers the question."""
+    ids = re.findall(r"^\[(\d+)\]", prompt_text(body), re.M)
+    return text(json.dumps({"grades": [{"id": int(i), "grade": "incorrect", "reason": "off topic"} for i in ids]}))
+
+
+def test_iterative_grades_a_hypothetical_passage_s_hits_against_the_question(
+    kb_factory: Callable[..., KnowledgeBase], corpus: Path
+) -> None:
+    """A HyDE passage the model made up (here, the words of an off-topic document) finds that document; graded
+    against the made-up text it would look like a perfect match and end the search as answered."""
+    write(corpus / "facilities.md", f"# Facilities\n\n{COFFEE}\n")
+    hyde = json.dumps({"hypothetical_passage": COFFEE, "paraphrases": []})
+    script = by_role(
+        grader=no_grades,
+        rewriter=lambda b: text(hyde),
+        synthesizer=lambda b: text("The documents do not say what the Falcon drone's warranty period is."),
+    )
+    question = "What is the warranty period of the Falcon drone?"
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events: list[Any] = []
+        answer = kb.ask(question, mode="iterative", on_event=events.append)
+    searched = [e.args["query"] for e in events if e.step == "search"]
+    assert searched[:2] == [question, COFFEE], "the hypothetical passage was searched"
+    coffee = [e for e in answer.evidence if COFFEE in e.chunk.text]
+    assert coffee, "its hit is among the passages shown"
+    assert [e.grade for e in coffee] == ["incorrect"], coffee[0].grade_reason
+    assert "off topic" in coffee[0].grade_reason
+    assert answer.stop_reason == "no_evidence"
+    synth = next(r for r in llm.requests if r["model"] == "m-synthesizer")
+    assert "no passage clearly answers the question" in prompt_text(synth)
