@@ -18,7 +18,7 @@ from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import load_settings
 from tests.helpers import ASK_KEYS, CITATION_KEYS, write
-from tests.llm_server import Reply, ScriptedLLM, prompt_text, text, tool_calls
+from tests.llm_server import Reply, ScriptedLLM, error, prompt_text, text, tool_calls
 
 ROLES = ("router", "planner", "grader", "rewriter", "sufficiency", "synthesizer", "summarizer", "agent")
 QUESTION = "Who leads the team that owns the service that caused INC-2291?"
@@ -354,3 +354,34 @@ def test_iterative_grades_a_hypothetical_passage_s_hits_against_the_question(
     assert answer.stop_reason == "no_evidence"
     synth = next(r for r in llm.requests if r["model"] == "m-synthesizer")
     assert "no passage clearly answers the question" in prompt_text(synth)
+
+
+def test_iterative_asks_the_llm_about_a_rewrite_s_borderline_hits_against_the_question(
+    kb_factory: Callable[..., KnowledgeBase],
+) -> None:
+    question = "Who is the boss of the people running the indexing queue?"
+    graded: list[str] = []
+
+    def grader(body: dict[str, Any]) -> Reply:
+        graded.append(prompt_text(body))
+        if len(graded) == 1:
+            return error(500, "overloaded")  # the first round's judgement is lost: the score grades stand
+        passages = re.split(r"^\[(\d+)\]", prompt_text(body), flags=re.M)[1:]
+        grades = [
+            {"id": int(n), "grade": "correct" if "caused by Kestrel" in p else "incorrect", "reason": "names it"}
+            for n, p in zip(passages[::2], passages[1::2], strict=True)
+        ]
+        return text(json.dumps({"grades": grades}))
+
+    paraphrase = json.dumps({"hypothetical_passage": "", "paraphrases": ["who runs the indexing queue"]})
+    script = by_role(grader=grader, rewriter=lambda b: text(paraphrase), synthesizer=cause_answer)
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events: list[Any] = []
+        answer = kb.ask(question, mode="iterative", on_event=events.append)
+    assert [e.args["query"] for e in events if e.step == "search"] == [question, "who runs the indexing queue"]
+    assert len(graded) == 2
+    assert f"Question: {question}" in graded[1]
+    cause = next(e for e in answer.evidence if "caused by Kestrel" in e.chunk.text)
+    assert (cause.grade, cause.grade_reason) == ("correct", "LLM: names it")
+    assert answer.stop_reason == "answered"

@@ -42,8 +42,8 @@ def answer_after(run: Run, steps: Steps, found: list[Evidence]) -> Draft:
         found = []
         for query in queries:  # generated text: what they find is graded against what the user asked
             found += steps.search(run, query, round_, graded_against=run.search_query)
-        if not any(e.grade == "correct" for e in found):
-            steps.grade_borderline(run, run.question, found)
+        if not run.evidence.any_correct():  # the pool's sightings: a passage seen before keeps its first object
+            steps.grade_borderline(run, run.question, run.evidence.pooled(found))
     evidence = run.evidence.ranked()
     run.outcome.nothing_found = not any(e.grade == "correct" for e in evidence)
     return steps.synthesize(run, evidence)
