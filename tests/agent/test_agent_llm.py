@@ -57,6 +57,17 @@ def cite(body: dict[str, Any], needle: str) -> int:
     return next(n for n, block in blocks(body).items() if needle in block)
 
 
+CAUSE = "INC-2291 was caused by Kestrel, the indexing queue"
+STORAGE = "The storage team owns Kestrel and Heron"
+AURORA = "The search team owns Aurora"
+HOLIDAYS = "The office closes for the spring festival for one week"
+
+
+def grades(answer: Any) -> dict[str, tuple[str, str, str]]:
+    """The passages shown, by first sentence: (grade, why, the query that found it)."""
+    return {e.chunk.text.split(".")[0]: (e.grade, e.grade_reason, e.found_by) for e in answer.evidence}
+
+
 def role_of(body: dict[str, Any]) -> str:
     return str(body["model"]).removeprefix("m-")
 
@@ -138,6 +149,12 @@ def test_plan_search_answer_with_correct_citations(kb_factory: Callable[..., Kno
     )
     assert answer.usage.llm_calls == len(llm.requests)
     assert answer.usage.retrieval_calls == 2
+    graded = grades(answer)
+    assert graded[CAUSE][::2] == ("correct", "INC-2291 root cause service")
+    assert graded[STORAGE][::2] == ("correct", "which team owns Kestrel and who leads it")
+    assert graded[HOLIDAYS][0] == "incorrect"
+    assert "off topic" in graded[HOLIDAYS][1]
+    assert not any(r["model"] == "m-grader" for r in llm.requests), "no borderline passage: the score cut decided"
     assert answer.usage.prompt_tokens > 0
     assert answer.usage.completion_tokens > 0
     assert [e for e in events if e in ("plan", "search", "agent", "tool", "synthesize", "cite", "done")] == [
@@ -182,6 +199,9 @@ def test_a_model_that_repeats_its_search_stops_within_budget(kb_factory: Callabl
     assert "change strategy" in refusals[0].lower()
     synth = [r for r in llm.requests if r["model"] == "m-synthesizer"]
     assert "budget ran out" in prompt_text(synth[0])
+    graded = grades(answer)
+    assert graded[CAUSE][0] == "correct"
+    assert {graded[k][0] for k in (STORAGE, AURORA, HOLIDAYS)} == {"incorrect"}
 
 
 def test_malformed_json_and_an_unknown_tool_do_not_crash(kb_factory: Callable[..., KnowledgeBase]) -> None:
@@ -211,6 +231,14 @@ def test_malformed_json_and_an_unknown_tool_do_not_crash(kb_factory: Callable[..
     tool_messages = [m["content"] for r in llm.requests for m in r["messages"] if m.get("role") == "tool"]
     assert any("unknown tool 'web_search'" in m for m in tool_messages)
     assert any("not valid JSON" in m for m in tool_messages)
+    graded = grades(answer)  # the rule plan searched the question: the LLM grader judged the borderline passages
+    assert [graded[k][:2] for k in (CAUSE, STORAGE)] == [("correct", "LLM: ok"), ("correct", "LLM: ok")]
+    assert graded[HOLIDAYS][0] == "incorrect"
+    assert "off topic" in graded[HOLIDAYS][1], "an off-topic passage is never sent to the LLM grader"
+    grader = prompt_text(next(r for r in llm.requests if r["model"] == "m-grader"))
+    assert f"Question: {QUESTION}" in grader
+    assert STORAGE in grader
+    assert HOLIDAYS not in grader
 
 
 def test_a_model_slower_than_its_timeout_still_gets_an_answer_in_time(kb_factory: Callable[..., KnowledgeBase]) -> None:
@@ -246,6 +274,9 @@ def test_fabricated_citations_are_listed_as_unsupported(kb_factory: Callable[...
     assert "[9]" not in answer.answer
     assert answer.answer.count("[unverified]") == 2
     assert [Path(c.source).name for c in answer.citations] == ["postmortem.md"]
+    graded = grades(answer)
+    assert graded[CAUSE][0] == "correct"
+    assert {graded[k][0] for k in (STORAGE, AURORA, HOLIDAYS)} == {"incorrect"}
 
 
 def test_the_answer_streams_tokens_and_keeps_the_users_question(kb_factory: Callable[..., KnowledgeBase]) -> None:
@@ -385,3 +416,42 @@ def test_iterative_asks_the_llm_about_a_rewrite_s_borderline_hits_against_the_qu
     cause = next(e for e in answer.evidence if "caused by Kestrel" in e.chunk.text)
     assert (cause.grade, cause.grade_reason) == ("correct", "LLM: names it")
     assert answer.stop_reason == "answered"
+
+
+# ------------------------------------------------------------------------------------------ the LLM router
+
+UNSURE = "Tell me what the postmortem says about Kestrel and its database connection pool size"
+
+
+def test_the_llm_router_decides_only_where_the_rules_are_unsure(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    script = by_role(
+        router=lambda b: text('{"kind": "complex", "reason": "two facts about one service"}'),
+        planner=plan("Kestrel postmortem", "Kestrel database connection pool size"),
+        agent=lambda b: text("DONE"),
+        synthesizer=cause_answer,
+    )
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events: list[Any] = []
+        unsure = kb.ask(UNSURE, on_event=events.append)
+        routers = [r for r in llm.requests if r["model"] == "m-router"]
+        sure = kb.ask("What caused INC-2291?")
+    assert len(routers) == 1
+    assert routers[0]["messages"][-1]["content"].startswith(UNSURE.removeprefix("Tell me "))  # filler stripped
+    assert (unsure.mode, unsure.route_reason) == ("agent", "complex: two facts about one service")
+    assert next(e for e in events if e.step == "route").args["by"] == "llm"
+    assert len([r for r in llm.requests if r["model"] == "m-router"]) == 1, "a sure rule never asks the model"
+    assert sure.mode == "single"
+
+
+def test_a_failing_llm_router_leaves_the_decision_to_the_rules(kb_factory: Callable[..., KnowledgeBase]) -> None:
+    script = by_role(router=lambda b: text("complex, I think"), synthesizer=cause_answer)
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        events: list[Any] = []
+        answer = kb.ask(UNSURE, on_event=events.append)
+    assert len([r for r in llm.requests if r["model"] == "m-router"]) == 2, "one repair attempt"
+    assert answer.mode == "single"
+    assert answer.route_reason == "simple: no complexity cue, but long"
+    assert next(e for e in events if e.step == "route").args["by"] == "rules"
+    assert "Kestrel" in answer.answer
