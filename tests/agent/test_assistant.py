@@ -137,6 +137,10 @@ def test_repeat_guard_refuses_paraphrases_but_not_queries_about_other_things(kb:
     result = box.run("semantic_search", '{"query": "INC-2291 root cause"}')
     assert not result.ok
     assert "repeats an earlier one" in result.content
+    # The refusal's own advice: the same code with exact-term search is a new search, not a repeat.
+    assert box.run("keyword_search", '{"query": "E1042"}').ok
+    assert box.run("keyword_search", '{"query": "INC-2291 root cause"}').ok
+    assert not box.run("keyword_search", '{"query": "INC-2291 root cause"}').ok
     box.close()
 
 

@@ -4,9 +4,11 @@ import datetime as dt
 
 import pytest
 
+from agentrag.agent.assess import Assessment, assess
 from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker, attach_markers
 from agentrag.agent.planner import bridge_entities, comparison_entities, rule_plan
+from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import rule_standalone, strip_filler
 from agentrag.agent.router import rule_route
 from agentrag.agent.synthesizer import ELLIPSIS, ExtractiveSynthesizer, build_context, compress
@@ -125,8 +127,73 @@ def test_extractive_answer_cites_each_sentence_and_shows_conflicts_side_by_side(
     assert "500 yuan per night[2]." in text
     assert "According to Travel policy 2024, 2024-03-01:" in text
     assert "According to Expense policy 2025, 2025-01-01:" in text
+    assert text.index("According to Expense policy 2025") < text.index("According to Travel policy 2024"), (
+        "newest first"
+    )
+    assert "the newer one is in force" in text
     missing = ExtractiveSynthesizer().answer("What about Kestrel's SLA?", [], context, ["Kestrel SLA"])
     assert "Nothing in the knowledge base says: Kestrel SLA." in missing
+
+
+HOTEL_CAP = "What is the hotel cap in tier-1 cities?"
+
+
+def hotel_caps(*sources: tuple[str, str, dt.date | None]) -> tuple[Assessment, str]:
+    """Passages stating a hotel cap (value, title, date), ranked in the order given: the assessment and the
+    extractive answer."""
+    items = []
+    for i, (value, title, date) in enumerate(sources):
+        item = evidence(f"The hotel cap in tier-1 cities is {value} yuan per night.", title, f"d{i}", i + 1)
+        item.hit.chunk.date = date
+        items.append(item)
+    context = build_context(items, "hotel cap", 2000, 8)
+    return assess(analyze(HOTEL_CAP), context, []), ExtractiveSynthesizer().answer(HOTEL_CAP, [], context, [])
+
+
+def test_three_sources_in_any_ranking_are_shown_newest_first_with_the_newest_in_force() -> None:
+    assessment, text = hotel_caps(
+        ("450", "Travel policy", dt.date(2024, 3, 1)),
+        ("400", "Old travel policy", dt.date(2023, 1, 1)),
+        ("500", "Expense policy", dt.date(2025, 1, 1)),  # the newest ranks last
+    )
+    [conflict] = assessment.conflicts
+    assert [(v.value, v.n) for v in conflict.values] == [("500", 3), ("450", 1), ("400", 2)]
+    assert conflict.current == "500"
+    assert assessment.short_answer == "500"
+    assert text.startswith("500[3].")
+    lines = [line for line in text.splitlines() if line.startswith("According to")]
+    assert [line.split(",")[0] for line in lines] == [
+        "According to Expense policy",
+        "According to Travel policy",
+        "According to Old travel policy",
+    ]
+
+
+def test_the_same_value_in_two_sources_is_no_conflict() -> None:
+    assessment, text = hotel_caps(
+        ("500", "Travel policy", dt.date(2024, 3, 1)), ("500", "Expense policy", dt.date(2025, 1, 1))
+    )
+    assert assessment.conflicts == []
+    assert assessment.short_answer == "500"
+    assert "Sources disagree" not in text
+
+
+@pytest.mark.parametrize(
+    "dates",
+    [(None, None), (dt.date(2025, 1, 1), dt.date(2025, 1, 1))],
+    ids=["undated", "same-date"],
+)
+def test_sources_that_disagree_with_no_newer_one_are_shown_without_claiming_one_in_force(
+    dates: tuple[dt.date | None, dt.date | None],
+) -> None:
+    assessment, text = hotel_caps(("450", "Travel policy", dates[0]), ("500", "Expense policy", dates[1]))
+    [conflict] = assessment.conflicts
+    assert {v.value for v in conflict.values} == {"450", "500"}
+    assert conflict.current is None
+    assert "Sources disagree" in text
+    assert "in force" not in text, "nothing says which one is newer"
+    assert "450 yuan per night[1]" in text
+    assert "500 yuan per night[2]" in text
 
 
 def test_budget_presets_and_overrides() -> None:

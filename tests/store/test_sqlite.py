@@ -213,8 +213,21 @@ def test_opening_with_another_embedder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_fts_query_syntax_in_user_text_is_harmless(store: SQLiteStore) -> None:
+    """FTS5 operators in what a user types are searched as words: the document holding them is found, an
+    unrelated one is not, and nothing is an error (a bare `NOT`, `x*`, a quote, a column filter)."""
     put(store, "a", ['he said "near" OR not AND x*'])
-    assert store.search_bm25(['"near"', "or", "and", "x*", "NOT"], 5) is not None
+    put(store, "b", ["refunds are processed within fourteen days"], seed=1)
+    put(store, "c", ["the weather is sunny and warm"], seed=2)
+
+    def found(tokens: list[str]) -> list[str]:
+        return [store.get_chunks([k])[0].doc_id for k, _ in store.search_bm25(tokens, 5)]
+
+    assert found(['"near"', "or", "NOT", "x*"]) == ["a"]
+    assert found(['"near"']) == ["a"]
+    assert found(["NEAR(", "refund", ")"]) == ["a", "b"]  # 'near' and 'refund' as words, each in one document
+    assert found(["-col:title", "^refund", "{process}", "AND"]) == ["b"]
+    assert found(["weather*", "NOT", "sunni"]) == ["c"]
+    assert found(tokenize('refunds OR NOT -body:x* ^processed "unclosed')) == ["b", "a"]
 
 
 def test_the_bm25_index_is_compacted_after_writes_and_stays_correct(store: SQLiteStore) -> None:

@@ -2,7 +2,8 @@
 
 Passages that do not fit whole are compressed to their most relevant sentences (marked with "[…]"), never
 cut mid-sentence, and the least relevant are dropped last; both are recorded in the trace. Each block is
-shown to the model with a header naming its source, heading path, page and date.
+shown to the model as `passage_block`: its number, page and date, then its title, heading path, file and text
+quoted as data.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentrag.llm.tokens import estimate_tokens
+from agentrag.text.quoting import quote_fields
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
 from agentrag.types import Chunk, Evidence
@@ -36,17 +38,20 @@ class Context:
         return [b.evidence.chunk for b in self.blocks]
 
 
-def block_header(n: int, chunk: Chunk) -> str:
-    """`[n] title · heading · p.N · date · file`: how a passage is introduced to the model."""
-    parts = [chunk.title or chunk.source.rsplit("/", 1)[-1]]
-    if chunk.heading and chunk.heading != chunk.title:
-        parts.append(chunk.heading)
+def passage_block(n: int, chunk: Chunk, text: str) -> str:
+    """How a passage is shown to a model: `[n] p.N · date`, then its title, heading, file and text, quoted.
+
+    Only the number, page and date (values we parsed) stand outside the quote: a title, a heading or a file
+    name is document text and could carry instructions, so it is quoted with the passage."""
+    header = [f"[{n}]"]
     if chunk.page:
-        parts.append(f"p.{chunk.page}")
+        header.append(f"p.{chunk.page}")
     if chunk.date:
-        parts.append(chunk.date.isoformat())
-    parts.append(chunk.source.rsplit("/", 1)[-1])
-    return f"[{n}] " + " · ".join(parts)
+        header.append(chunk.date.isoformat())
+    title = chunk.title or chunk.source.rsplit("/", 1)[-1]
+    heading = chunk.heading if chunk.heading and chunk.heading != chunk.title else ""
+    fields = [("title", title), ("heading", heading), ("file", chunk.source.rsplit("/", 1)[-1])]
+    return " · ".join(header) + "\n" + quote_fields(fields, text)
 
 
 def compress(text: str, query: str, max_tokens: int) -> str:

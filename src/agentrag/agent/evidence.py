@@ -17,6 +17,7 @@ class EvidencePool:
     def __init__(self) -> None:
         self._by_key: dict[int, Evidence] = {}  # chunk key -> the best-graded sighting
         self._rankings: list[list[int]] = []  # each search's chunk keys, best first
+        self._queries: set[str] = set()  # every query that found something, kept or not
 
     def __bool__(self) -> bool:
         return bool(self._by_key)
@@ -25,6 +26,7 @@ class EvidencePool:
         """One search's graded evidence, best first."""
         keys: list[int] = []
         for item in found:
+            self._queries.add(item.found_by)
             key = item.hit.key
             keys.append(key)
             known = self._by_key.get(key)
@@ -37,8 +39,13 @@ class EvidencePool:
         return [self._by_key[keys[0]] for keys in self._rankings[:searches] if keys and keys[0] in self._by_key]
 
     def queries(self) -> set[str]:
-        """Every query whose passages are in the pool."""
-        return {e.found_by for e in self._by_key.values()}
+        """Every query that found passages, including those whose passages were seen better graded before."""
+        return set(self._queries)
+
+    def pooled(self, found: list[Evidence]) -> list[Evidence]:
+        """The pool's sighting of each passage `found` (the one whose grade counts), once each, in `found`'s order."""
+        keys = dict.fromkeys(e.hit.key for e in found if e.hit.key in self._by_key)
+        return [self._by_key[key] for key in keys]
 
     def any_correct(self) -> bool:
         return any(e.grade == "correct" for e in self._by_key.values())

@@ -1,7 +1,8 @@
 """The model-free synthesizer: an answer a user can act on, written from the passages' own words.
 
     600 requests per minute[1].                                   the short answer, when the type has one
-    Sources disagree; the newer one is in force:                  conflicting sources, newest first
+    Sources disagree; the newer one is in force:                  conflicting sources, newest first (or: none
+                                                                  is known to be newer, when dates do not tell)
     According to <title>, <date>: <its sentence>[n]
     <the chain that led to the answer, then the answering sentence, then the best other sentences>[n]
     Nothing in the knowledge base says: <a part that found no answer>.
@@ -133,7 +134,11 @@ class ExtractiveSynthesizer:
     def _conflict_lines(part: PartAnswer, context: Context, shown: list[Unit], zh: bool) -> list[str]:
         if part.conflict is None:
             return []
-        lines = ["各来源说法不一，以较新的为准：" if zh else "Sources disagree; the newer one is in force:"]
+        if part.conflict.conflict.current is not None:
+            lead = "各来源说法不一，以较新的为准：" if zh else "Sources disagree; the newer one is in force:"
+        else:  # undated, or dated alike: nothing says which one is in force, so the answer does not claim one
+            lead = "各来源说法不一，无法判断以哪个为准：" if zh else "Sources disagree; none is known to be newer:"
+        lines = [lead]
         for entry in part.conflict.conflict.values:
             unit = part.conflict.units[entry.n]
             shown.append(unit)

@@ -78,14 +78,18 @@ class Steps:
         if len(vectors) == len(found):
             grade_by_score(query, self.embed(run, query), found, vectors, cut or self.cut)
 
-    def search(self, run: Run, query: str, round_: int) -> list[Evidence]:
-        """One retrieval call: graded evidence added to the pool (nothing when the budget is spent)."""
+    def search(self, run: Run, query: str, round_: int, graded_against: str | None = None) -> list[Evidence]:
+        """One retrieval call: graded evidence added to the pool (nothing when the budget is spent).
+
+        Passages are graded against `graded_against` (the question or planned sub-query a generated query
+        serves: a rewrite, a HyDE passage), else against the query itself. A made-up passage matches what
+        it made up, so grading against it would pass whatever it found."""
         if not run.tracker.can_retrieve():
             return []
         run.tracker.spend_retrieval()
         started = time.perf_counter()
         hits = self.retriever.search(query, RETRIEVE_K, query_vector=self.embed(run, query))
-        found = self.absorb(run, hits, query, round_)
+        found = self.absorb(run, hits, query, round_, graded_against)
         counts = {g: sum(1 for e in found if e.grade == g) for g in ("correct", "ambiguous", "incorrect")}
         run.tracer.emit(
             TraceStep.SEARCH,
@@ -99,10 +103,12 @@ class Steps:
         )
         return found
 
-    def absorb(self, run: Run, hits: list[Hit], query: str, round_: int) -> list[Evidence]:
+    def absorb(
+        self, run: Run, hits: list[Hit], query: str, round_: int, graded_against: str | None = None
+    ) -> list[Evidence]:
         """Hits of a search (ours or the agent model's tool call), graded and merged into the pool."""
         found = [Evidence(hit=h, found_by=query, round=round_) for h in hits]
-        self.grade(run, query, found)
+        self.grade(run, graded_against or query, found)
         run.evidence.absorb(found)
         return found
 

@@ -1,5 +1,8 @@
 """`iterative`: corrective RAG. Grade; relax the cut once; ask the LLM about the borderline; rewrite and retry.
 
+Every grade is against the user's question (its standalone search query), never against a rewrite or a
+HyDE passage: a made-up passage matches whatever it made up, and would end the loop as answered.
+
 If nothing passes after all that, the answer says so first and then shows the closest passages (the run
 records that nothing was found), so the question is logged as something the knowledge base lacks.
 """
@@ -36,8 +39,11 @@ def answer_after(run: Run, steps: Steps, found: list[Evidence]) -> Draft:
         queries = steps.rewrites(run)
         if not queries or not run.tracker.can_retrieve():
             break
-        for query in queries:
-            steps.search(run, query, round_)
+        found = []
+        for query in queries:  # generated text: what they find is graded against what the user asked
+            found += steps.search(run, query, round_, graded_against=run.search_query)
+        if not run.evidence.any_correct():  # the pool's sightings: a passage seen before keeps its first object
+            steps.grade_borderline(run, run.question, run.evidence.pooled(found))
     evidence = run.evidence.ranked()
     run.outcome.nothing_found = not any(e.grade == "correct" for e in evidence)
     return steps.synthesize(run, evidence)

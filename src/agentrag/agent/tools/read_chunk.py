@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from agentrag.agent.tools.base import Tool, ToolArgs, ToolResult, tool_error
+from agentrag.text.quoting import quote
 
 if TYPE_CHECKING:
     from agentrag.agent.tools.toolbox import ToolBox
@@ -23,7 +24,7 @@ def _read(box: ToolBox, args: ReadChunkArgs) -> ToolResult:
         return tool_error(READ_CHUNK.name, f"no chunk with id {args.id!r}; use an id from a search result")
     c = hit.chunk
     body = {"id": c.chunk_id, "title": c.title, "heading": c.heading, "source": c.source, "text": c.text}
-    return ToolResult(name=READ_CHUNK.name, content=json.dumps(body, ensure_ascii=False), hits=[hit])
+    return ToolResult(name=READ_CHUNK.name, content=quote(json.dumps(body, ensure_ascii=False)), hits=[hit])
 
 
 READ_CHUNK = Tool(

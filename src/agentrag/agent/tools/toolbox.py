@@ -1,9 +1,10 @@
 """Runs the agent model's tool calls for one question: validation, the repeat guard, the budget, timeouts.
 
-Search tools return compact results (id, title, heading path, snippet, score); `read_chunk` expands one.
+Search tools return compact results (id, title, heading path, snippet, score) as JSON quoted as data (they are
+document text); `read_chunk` expands one. Errors are ours and stand unquoted.
 Arguments are validated against the tool's pydantic model, and a bad call is answered with an error the
-model can correct, never an exception. A query too close to an earlier one is refused with advice to change
-strategy. Independent calls run concurrently, each under a timeout.
+model can correct, never an exception. A query too close to an earlier one searched the same way (channel and
+filter) is refused with advice to change strategy. Independent calls run concurrently, each under a timeout.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentrag.agent.tools.base import ToolResult, tool_error
 from agentrag.agent.tools.registry import registry
 from agentrag.errors import AgentragError
 from agentrag.retrieve.hybrid import Retriever
+from agentrag.text.quoting import quote
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import Hit, SearchFilter
 from agentrag.vocab import Channel
@@ -44,6 +46,15 @@ def _compact(hit: Hit) -> dict[str, Any]:
     }
 
 
+# How a search runs, apart from its words: the channel, and the filter as JSON ("" for none).
+SearchScope = tuple[Channel, str]
+
+
+def search_scope(channel: Channel, flt: SearchFilter | None) -> SearchScope:
+    """Searches in the same scope can repeat each other; an empty filter is no filter."""
+    return channel, flt.model_dump_json() if flt is not None and flt != SearchFilter() else ""
+
+
 class ToolBox:
     """The tools of one question, bound to its retriever and budget."""
 
@@ -52,7 +63,7 @@ class ToolBox:
         self.tracker = tracker
         self.read_chunk = read_chunk
         self.tools = registry()
-        self._past_queries: list[tuple[str, frozenset[str], npt.NDArray[np.float32]]] = []
+        self._past_queries: list[tuple[str, SearchScope, frozenset[str], npt.NDArray[np.float32]]] = []
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-tool")
 
     def close(self) -> None:
@@ -60,18 +71,23 @@ class ToolBox:
 
     # ------------------------------------------------------------------------------------- repeat guard
 
-    def repeat_of(self, query: str, vector: npt.NDArray[np.float32]) -> str | None:
-        """An earlier query this one merely repeats.
+    def repeat_of(self, query: str, vector: npt.NDArray[np.float32], scope: SearchScope | None = None) -> str | None:
+        """An earlier query this one merely repeats, searched the same way (`scope`: channel and filter).
 
-        Repeats are: the same normalised tokens; a cosine above `repeat_cosine` (0.9) with at least half
-        the words shared; or a cosine above `repeat_cosine_alone` (0.97). The word condition is there
-        because small embedding models crowd related queries together: with multilingual-e5-small,
-        "标准版价格" and "企业版价格" (two different plans) are 0.95 apart, "E1042 meaning" and
-        "E1029 meaning" 0.91, while a true paraphrase scores 0.95-0.98.
+        The same words through another channel or filter are a new search, and the one a refusal advises
+        (`keyword_search "E1042"` after a semantic search for "E1042 meaning"). Within a scope, repeats are:
+        the same normalised tokens; a cosine above `repeat_cosine` (0.9) with at least half the words
+        shared; or a cosine above `repeat_cosine_alone` (0.97). The word condition is there because small
+        embedding models crowd related queries together: with multilingual-e5-small, "标准版价格" and
+        "企业版价格" (two different plans) are 0.95 apart, "E1042 meaning" and "E1029 meaning" 0.91, while a
+        true paraphrase scores 0.95-0.98.
         """
         budget = self.tracker.budget
+        scope = scope or self.planned_scope
         tokens = frozenset(tokenize_query(query))
-        for earlier, earlier_tokens, earlier_vector in self._past_queries:
+        for earlier, earlier_scope, earlier_tokens, earlier_vector in self._past_queries:
+            if earlier_scope != scope:
+                continue
             if tokens and tokens == earlier_tokens:
                 return earlier
             cosine = float(vector @ earlier_vector)
@@ -80,8 +96,14 @@ class ToolBox:
                 return earlier
         return None
 
-    def remember(self, query: str, vector: npt.NDArray[np.float32]) -> None:
-        self._past_queries.append((query, frozenset(tokenize_query(query)), vector))
+    @property
+    def planned_scope(self) -> SearchScope:
+        """How the planned searches (steps.search) run: the retriever's default channel, unfiltered."""
+        return search_scope(self.retriever.settings.channel, None)
+
+    def remember(self, query: str, vector: npt.NDArray[np.float32], scope: SearchScope | None = None) -> None:
+        """A query searched in `scope` (by default the way the planned searches run)."""
+        self._past_queries.append((query, scope or self.planned_scope, frozenset(tokenize_query(query)), vector))
 
     # ------------------------------------------------------------------------------------- calls
 
@@ -113,14 +135,16 @@ class ToolBox:
                 name, "retrieval budget spent: no more searches; answer from what you have and say what is missing"
             )
         vector = self.retriever.embed_query(query)
-        earlier = self.repeat_of(query, vector)
+        scope = search_scope(channel, flt)
+        earlier = self.repeat_of(query, vector, scope)
         if earlier is not None:
             return tool_error(
                 name,
-                f"refused: this query repeats an earlier one ({earlier!r}). Change strategy (other terms, "
-                "keyword_search for exact names, a filter, or read_chunk on a promising result) or answer now.",
+                f"refused: this query repeats an earlier one ({earlier!r}) searched the same way. Change strategy "
+                "(other terms, keyword_search for exact names, a filter, or read_chunk on a promising result) "
+                "or answer now.",
             )
-        self.remember(query, vector)
+        self.remember(query, vector, scope)
         self.tracker.spend_retrieval()
         future = self._pool.submit(self.retriever.search, query, k, channel, flt, vector)
         try:
@@ -132,7 +156,7 @@ class ToolBox:
         payload: dict[str, Any] = {"query": query, "results": [_compact(h) for h in hits]}
         if not hits:
             payload["note"] = "no results; try other words or keyword_search"
-        return ToolResult(name=name, content=json.dumps(payload, ensure_ascii=False), hits=hits, query=query)
+        return ToolResult(name=name, content=quote(json.dumps(payload, ensure_ascii=False)), hits=hits, query=query)
 
     def run_many(self, calls: list[tuple[str, str, str]]) -> list[tuple[str, ToolResult]]:
         """Run the calls (id, name, arguments) of one turn; results in call order.
