@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from agentrag.agent import planner, rewriter
+from agentrag.agent.budget import StepTimeout
 from agentrag.agent.grader import GradeCut, grade_borderline, grade_by_score
 from agentrag.agent.memory import Conversation
 from agentrag.agent.roles import LLMCall
@@ -80,11 +83,57 @@ class Steps:
 
     def search(self, run: Run, query: str, round_: int) -> list[Evidence]:
         """One retrieval call: graded evidence added to the pool (nothing when the budget is spent)."""
-        if not run.tracker.can_retrieve():
-            return []
-        run.tracker.spend_retrieval()
+        return self.search_many(run, [query], round_)[0]
+
+    def search_many(self, run: Run, queries: list[str], round_: int) -> list[list[Evidence]]:
+        """Independent retrieval calls, side by side (`parallel_searches` at most), each with its query
+        embedding under the tool timeout; graded evidence per query (empty past the retrieval budget).
+
+        Only the embedding and the search run in worker threads: grading, merging into the pool and the
+        trace happen here, in the order given, so the evidence and its order are those of searching one
+        query after another. A search that fails or times out raises after the others are merged, so the
+        caller's fallback answers from everything that was found."""
+        allowed: list[str] = []
+        for query in queries:  # the budget decides up front, in order, which queries are searched
+            if not run.tracker.can_retrieve():
+                break
+            run.tracker.spend_retrieval()
+            allowed.append(query)
+        results: list[list[Evidence]] = [[] for _ in queries]
+        if not allowed:
+            return results
+        workers = min(run.tracker.budget.parallel_searches, len(allowed))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentrag-search")
+        futures = [pool.submit(self._retrieve, query, run.vectors.get(query)) for query in allowed]
+        pool.shutdown(wait=False)  # a stalled search is abandoned to its thread, never waited for
+        failure: Exception | None = None
+        for i, (query, future) in enumerate(zip(allowed, futures, strict=True)):
+            limit = run.tracker.tool_timeout()
+            try:
+                vector, hits, ms = future.result(timeout=limit)
+            except FutureTimeout:
+                failure = failure or StepTimeout(f"search {query!r} timed out after {limit:g}s (tool_timeout_s)")
+                continue
+            except Exception as exc:  # raised below, once every search that worked is in the pool
+                failure = failure or exc
+                continue
+            run.vectors[query] = vector
+            results[i] = self._record(run, query, hits, round_, ms)
+        if failure is not None:
+            raise failure
+        return results
+
+    def _retrieve(
+        self, query: str, vector: npt.NDArray[np.float32] | None
+    ) -> tuple[npt.NDArray[np.float32], list[Hit], float]:
+        """In a worker thread: the query's embedding (unless known) and its hits, and how long they took."""
         started = time.perf_counter()
-        hits = self.retriever.search(query, RETRIEVE_K, query_vector=self.embed(run, query))
+        if vector is None:
+            vector = self.retriever.embed_query(query)
+        hits = self.retriever.search(query, RETRIEVE_K, query_vector=vector)
+        return vector, hits, (time.perf_counter() - started) * 1000
+
+    def _record(self, run: Run, query: str, hits: list[Hit], round_: int, ms: float) -> list[Evidence]:
         found = self.absorb(run, hits, query, round_)
         counts = {g: sum(1 for e in found if e.grade == g) for g in ("correct", "ambiguous", "incorrect")}
         run.tracer.emit(
@@ -95,7 +144,7 @@ class Steps:
             message=f"searching, round {round_}: {query}",
             args={"query": query},
             preview=" | ".join(e.chunk.title for e in found[:5]),
-            ms=(time.perf_counter() - started) * 1000,
+            ms=ms,
         )
         return found
 
