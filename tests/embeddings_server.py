@@ -6,8 +6,8 @@ whose failures are scripted: the edge where the agent meets an embeddings servic
 
 Queries and passages are told apart by the prefixes `settings()` configures. `fail(query)` true: a 500;
 `hold(query)` returns seconds to wait before answering. `max_in_flight` is the most query requests the
-endpoint was serving at once; `barrier(n)` makes query requests wait (up to a few seconds) until `n` are in
-flight together, so overlap is shown by their meeting, not by a clock.
+endpoint was serving at once; `barrier(n)` makes the next `n` query requests wait (up to a few seconds) until
+all are in flight together, so overlap is shown by their meeting, not by a clock.
 """
 
 from __future__ import annotations
@@ -49,7 +49,11 @@ class EmbeddingsEndpoint:
         self.url = ""
 
     def barrier(self, parties: int) -> None:
-        self._barrier = threading.Barrier(parties, timeout=3.0)
+        """The next `parties` query requests wait for each other (3 s at most), once."""
+        self._barrier = threading.Barrier(parties, timeout=3.0, action=self._disarm)
+
+    def _disarm(self) -> None:
+        self._barrier = None
 
     def settings(self, home: Path, **overrides: Any) -> Settings:
         embedder = {
@@ -85,9 +89,11 @@ class EmbeddingsEndpoint:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            if self._barrier is not None:
+            barrier = self._barrier
+            if barrier is not None:
                 with contextlib.suppress(threading.BrokenBarrierError):  # the others never came: not concurrent
-                    self._barrier.wait()
+                    barrier.wait()
+                self._barrier = None
             wait = max(self.hold(q) for q in queries)
             if wait and self._stop.wait(wait):
                 return 503, {"error": {"message": "shutting down"}}

@@ -36,8 +36,7 @@ def answer_after(run: Run, steps: Steps, found: list[Evidence]) -> Draft:
         queries = steps.rewrites(run)
         if not queries or not run.tracker.can_retrieve():
             break
-        for query in queries:
-            steps.search(run, query, round_)
+        steps.search_many(run, queries, round_)
     evidence = run.evidence.ranked()
     run.outcome.nothing_found = not any(e.grade == "correct" for e in evidence)
     return steps.synthesize(run, evidence)
