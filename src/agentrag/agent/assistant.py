@@ -23,7 +23,7 @@ from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker
 from agentrag.agent.finish import Finisher
 from agentrag.agent.grader import GradeCut
-from agentrag.agent.memory import Conversation
+from agentrag.agent.memory import Conversation, Turn
 from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import strip_filler
 from agentrag.agent.run import Draft, Run
@@ -107,6 +107,9 @@ class Assistant:
             log.exception("answering failed")
             run.tracer.emit(TraceStep.ERROR, decision="apology", reason=f"{type(exc).__name__}: {exc}")
             answer = self.finisher.apology(run, exc)
+        if conversation is not None:  # inside the run: a summary's LLM call is this question's
+            turn = Turn(question=question, answer=answer.answer, standalone=answer.search_query)
+            self.steps.remember(run, conversation, turn)
         answer.usage = run.usage()
         run.tracer.emit(
             TraceStep.DONE,

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from agentrag.agent import planner, rewriter
 from agentrag.agent.budget import StepTimeout
 from agentrag.agent.grader import GradeCut, grade_borderline, grade_by_score
-from agentrag.agent.memory import Conversation
+from agentrag.agent.memory import Conversation, Turn
 from agentrag.agent.roles import LLMCall
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.synthesizer import Synthesizer
@@ -220,6 +220,31 @@ class Steps:
             args={"query": decided.value},
         )
         return decided.value
+
+    def remember(self, run: Run, conversation: Conversation, turn: Turn) -> None:
+        """The answered turn into the conversation. Folding older turns into the summary is part of this
+        question: the LLM writes it only while the budget allows a call (else the rules do), its tokens go
+        on the question's meter, and the trace says which did and why."""
+        folding = conversation.folds_next()
+        call = self.llm_call(run, reserve=0) if folding else None
+        before, started = run.meter.total, time.perf_counter()
+        decided = conversation.add(turn, call)
+        if decided is None:
+            return
+        if decided.by == "llm":
+            reason = "older turns summarised by the LLM"
+        elif self.llm is not None and call is None:
+            reason = f"budget spent ({run.tracker.exhausted() or 'calls kept back'}): folded by rules"
+        else:
+            reason = f"folded by rules ({decided.failure or 'model-free'})"
+        run.tracer.emit(
+            TraceStep.MEMORY,
+            decision="summarised" if decided.by == "llm" else "folded",
+            reason=reason,
+            message="updating the conversation summary",
+            tokens=run.meter.total - before,
+            ms=(time.perf_counter() - started) * 1000,
+        )
 
     def synthesize(self, run: Run, evidence: list[Evidence], use_llm: bool = True) -> Draft:
         return self.synthesizer.draft(run, evidence, self.llm_client(run, reserve=0) if use_llm else None)
