@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentrag.agent.assistant import Assistant
-from agentrag.agent.memory import Conversation, Turn
+from agentrag.agent.memory import Conversation
 from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound, StoreBusyError
@@ -233,14 +233,10 @@ class KnowledgeBase:
         """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape.
 
         `user_facts`: what the asker said about themselves earlier (long-term memory), given to the
-        synthesizer as context about the user, never as evidence.
+        synthesizer as context about the user, never as evidence. `conversation` gains this turn (older
+        turns folded into its summary within this question's budget).
         """
-        answer = self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
-        if conversation is not None:
-            conversation.add(
-                Turn(question=question, answer=answer.answer, standalone=answer.search_query), self.assistant.llm
-            )
-        return answer
+        return self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -73,6 +73,9 @@ class EmbedderSettings(_Section):
     passage_prefix: str = Field("", description="Text prepended to passages.")
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    unreachable_cooldown_s: float = Field(
+        10.0, ge=0, description="After a connection failure, calls fail at once for this long (0: always try)."
+    )
     threads: int | None = Field(None, ge=1, description="CPU threads for the local embedder (default: all cores).")
 
 
@@ -132,6 +135,9 @@ class LLMSettings(_Section):
     max_output_tokens: int = Field(1024, ge=16, description="Upper bound on tokens per completion.")
     timeout_s: float = Field(20.0, gt=0, description="Per call; the question's wall-time budget caps it further.")
     max_retries: int = Field(2, ge=0, description="Retries with backoff on 429, 5xx and connection errors.")
+    unreachable_cooldown_s: float = Field(
+        10.0, ge=0, description="After a connection failure, calls fail at once for this long (0: always try)."
+    )
     json_mode: JsonMode = Field(
         "json_schema", description="How structured output is requested; 'none' relies on the prompt alone."
     )

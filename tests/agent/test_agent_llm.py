@@ -455,3 +455,51 @@ def test_a_failing_llm_router_leaves_the_decision_to_the_rules(kb_factory: Calla
     assert answer.route_reason == "simple: no complexity cue, but long"
     assert next(e for e in events if e.step == "route").args["by"] == "rules"
     assert "Kestrel" in answer.answer
+
+
+def test_summarising_older_turns_is_a_step_of_the_question_counted_traced_and_budgeted(
+    kb_factory: Callable[..., KnowledgeBase],
+) -> None:
+    from agentrag.agent.memory import Conversation
+
+    def cause(body: dict[str, Any]) -> Reply:
+        return text(f"INC-2291 was caused by Kestrel [{cite(body, 'caused by Kestrel')}].")
+
+    script = by_role(
+        rewriter=lambda b: text(json.dumps({"query": "Who owns Kestrel?"})),
+        synthesizer=cause,
+        summarizer=lambda b: text("The user asked what caused INC-2291: Kestrel."),
+    )
+    with ScriptedLLM(script) as llm:
+        kb = kb_factory(llm)
+        conversation = Conversation(conversation_id="c", keep_verbatim=1)
+        kb.ask("What caused INC-2291?", mode="single", conversation=conversation)
+        before = len(llm.requests)
+        events: list[Any] = []
+        answer = kb.ask("Who owns it?", mode="single", conversation=conversation, on_event=events.append)
+        asked = llm.requests[before:]
+        assert [r["model"] for r in asked][-1] == "m-summarizer"
+        assert conversation.summary == "The user asked what caused INC-2291: Kestrel."
+        assert answer.usage.llm_calls == len(asked), "the summary's call is the question's"
+        summary_tokens = next(e.tokens for e in events if e.step == "memory" and e.decision == "summarised")
+        assert summary_tokens > 0
+        assert summary_tokens == len(prompt_text(asked[-1]).split()) + len(conversation.summary.split())
+        total = answer.usage.prompt_tokens + answer.usage.completion_tokens
+        assert total == events[-1].tokens > summary_tokens, "the summary's tokens are on the question's meter"
+        assert [e.step for e in events][-2:] == ["memory", "done"]
+
+        before = len(llm.requests)
+        events = []
+        spent = kb.ask(
+            "And what caused it?",
+            mode="single",
+            conversation=conversation,
+            budget={"max_llm_calls": 1},
+            on_event=events.append,
+        )
+        asked = llm.requests[before:]
+    assert "m-summarizer" not in [r["model"] for r in asked], "no call past the budget"
+    assert spent.usage.llm_calls == len(asked) <= 1
+    refused = next(e for e in events if e.step == "memory" and e.decision != "summarised")
+    assert "budget" in refused.reason
+    assert "Who owns it?" in conversation.summary, "the turn is still kept, folded in by the rules"

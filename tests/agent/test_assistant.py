@@ -102,13 +102,18 @@ def test_older_turns_are_summarised(kb: KnowledgeBase) -> None:
 
 
 def test_failed_questions_are_recorded_with_their_trace(kb: KnowledgeBase, settings: Settings) -> None:
-    answer = kb.ask("What does error E1042 mean?", mode="agent", budget={"max_retrieval_calls": 1, "max_rounds": 1})
+    budget = {"max_retrieval_calls": 1, "max_rounds": 1, "max_llm_calls": 0, "max_seconds": 20.0}
+    answer = kb.ask("What does error E1042 mean?", mode="agent", budget=budget)
     assert answer.stop_reason == "answered"
     empty = KnowledgeBase.open("empty", settings=settings, embedder=kb.embedder)
-    nothing = empty.ask("What does error E1042 mean?", mode="single")
+    nothing = empty.ask("What does error E1042 mean?", mode="single", budget=budget)
     empty.close()
     assert nothing.stop_reason == "no_evidence"
     assert nothing.citations == []
+    for spent in (answer, nothing):  # the budget held, by the run's own account
+        assert spent.usage.llm_calls <= budget["max_llm_calls"]
+        assert spent.usage.retrieval_calls <= budget["max_retrieval_calls"]
+        assert spent.usage.ms <= (budget["max_seconds"] + 2.0) * 1000
     rows = [json.loads(line) for line in (settings.home / "failures.jsonl").read_text().splitlines()]
     assert [(r["kb"], r["stop_reason"], r["trace_id"]) for r in rows] == [("empty", "no_evidence", nothing.trace_id)]
 

@@ -6,7 +6,9 @@
       Finisher (finish.py)     citation check, the Answer with its derived stop reason, the failure log
 
 Failure never escapes: the agent model falls back to the fixed pipeline, the LLM synthesizer to the
-extractive one (both inside the modes and roles), and anything else to an honest apology with the trace id.
+extractive one (both inside the modes and roles); any other failure of a mode (a search, the embedder, the
+store) to the fixed pipeline over the evidence found before it (`_answer`), and with nothing found to an
+honest apology with the trace id.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker
 from agentrag.agent.finish import Finisher
 from agentrag.agent.grader import GradeCut
-from agentrag.agent.memory import Conversation
+from agentrag.agent.memory import Conversation, Turn
 from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import strip_filler
-from agentrag.agent.run import Run
+from agentrag.agent.run import Draft, Run
 from agentrag.agent.steps import Steps
 from agentrag.agent.synthesizer import Synthesizer
-from agentrag.errors import ConfigError
+from agentrag.errors import ConfigError, LLMError
 from agentrag.failures import FailureLog
 from agentrag.llm.tokens import TokenMeter
 from agentrag.retrieve.hybrid import Retriever
@@ -100,11 +102,14 @@ class Assistant:
                 run.search_query = self.steps.standalone(run, conversation)
             else:
                 run.search_query = strip_filler(run.question)
-            answer = self.finisher.finish(run, modes.answer(chosen, run, self.steps))
+            answer = self.finisher.finish(run, self._answer(chosen, run))
         except Exception as exc:  # the last line of defence: an honest apology, never a crash
             log.exception("answering failed")
             run.tracer.emit(TraceStep.ERROR, decision="apology", reason=f"{type(exc).__name__}: {exc}")
             answer = self.finisher.apology(run, exc)
+        if conversation is not None:  # inside the run: a summary's LLM call is this question's
+            turn = Turn(question=question, answer=answer.answer, standalone=answer.search_query)
+            self.steps.remember(run, conversation, turn)
         answer.usage = run.usage()
         run.tracer.emit(
             TraceStep.DONE,
@@ -117,6 +122,24 @@ class Assistant:
         )
         self.finisher.record_failure(run, answer)
         return answer
+
+    def _answer(self, mode: Mode, run: Run) -> Draft:
+        """The mode's draft; if the mode fails (a search, the embedder, the store...), the fixed pipeline
+        answers from the evidence found before the failure. With nothing found, the failure propagates to
+        the apology."""
+        try:
+            return modes.answer(mode, run, self.steps)
+        except Exception as exc:
+            if not run.evidence:
+                raise
+            log.warning("%s mode failed, answering from what was found: %s", run.routing.mode, exc, exc_info=True)
+            run.fall_back(
+                "fixed pipeline",
+                f"{run.routing.mode} mode failed: {type(exc).__name__}: {exc}",
+                "something failed: answering from what was found",
+            )
+            # The LLM may still write the answer unless it is what failed.
+            return self.steps.synthesize(run, run.evidence.ranked(), use_llm=not isinstance(exc, LLMError))
 
     def _start(
         self,

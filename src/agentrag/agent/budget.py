@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrag.errors import ConfigError
+from agentrag.errors import AgentragError, ConfigError
 from agentrag.llm.tokens import TokenMeter
 from agentrag.vocab import Preset
 
@@ -37,7 +37,10 @@ class Budget(BaseModel):
     max_tokens: int = Field(24000, ge=0, description="Prompt plus completion tokens over all calls.")
     max_seconds: float = Field(60.0, gt=0, description="Wall time for the whole question.")
     llm_timeout_s: float = Field(20.0, gt=0, description="Per LLM call, capped by the wall time left.")
-    tool_timeout_s: float = Field(5.0, gt=0, description="Per tool call (a search), capped by the wall time left.")
+    tool_timeout_s: float = Field(
+        5.0, gt=0, description="Per tool call (a search and its query embedding), capped by the wall time left."
+    )
+    parallel_searches: int = Field(4, ge=1, le=16, description="Independent searches of one round run side by side.")
     max_rounds: int = Field(3, ge=1, description="Retrieve-grade-rewrite rounds in iterative and agent modes.")
     max_subqueries: int = Field(5, ge=1, le=5)
     evidence_k: int = Field(8, ge=1, description="Passages handed to the synthesizer.")
@@ -49,6 +52,10 @@ class Budget(BaseModel):
     repeat_cosine_alone: float = Field(
         0.97, gt=0, le=1, description="A new query this close to an earlier one is refused whatever its words."
     )
+
+
+class StepTimeout(AgentragError, TimeoutError):
+    """A search (or its query embedding) did not finish within the tool timeout the budget left it."""
 
 
 def load_preset(name: Preset | str, overrides: dict[str, Any] | None = None) -> Budget:

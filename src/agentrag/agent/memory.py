@@ -1,6 +1,8 @@
 """Conversation memory: the last turns verbatim, older ones folded into a summary.
 
 A follow-up is rewritten into a standalone query (see rewriter.py) from this history before retrieval.
+Folding turns into the summary is a step of the question that added the turn (`Steps.remember`): its LLM
+call is one of that question's budget, on its token meter and in its trace.
 Conversations are plain JSON files in the data directory, so they survive a restart.
 """
 
@@ -10,19 +12,15 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agentrag.agent.roles import LLMCall, llm_or_rules
+from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.errors import ConfigError
-from agentrag.llm.tokens import TokenMeter, estimate_tokens, truncate_to_tokens
+from agentrag.llm.tokens import estimate_tokens, truncate_to_tokens
 from agentrag.text.quoting import quote
 from agentrag.text.sentences import split_sentences
 from agentrag.vocab import LLMRole
-
-if TYPE_CHECKING:
-    from agentrag.llm.client import LLMClient
 
 _CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _CITATION = re.compile(r"\[\d+\]")
@@ -65,12 +63,21 @@ class Conversation(BaseModel):
                 summary = summarised(truncate_to_tokens(self.summary, max(0, room - estimate_tokens(summarised("x")))))
         return "\n".join(x for x in [summary, *turns] if x)
 
-    def add(self, turn: Turn, llm: LLMClient | None = None, meter: TokenMeter | None = None) -> None:
-        """Append a turn; turns beyond the last `keep_verbatim` are folded into the summary."""
+    def add(self, turn: Turn, call: LLMCall | None = None) -> Decided[str] | None:
+        """Append a turn; turns beyond the last `keep_verbatim` are folded into the summary, by the LLM of
+        `call` (a call of the question's budget, on its meter) or by rules without one. Says how the
+        summary was written, or None when nothing was folded."""
         self.turns.append(turn)
-        if len(self.turns) > self.keep_verbatim:
-            older, self.turns = self.turns[: -self.keep_verbatim], self.turns[-self.keep_verbatim :]
-            self.summary = summarise(self.summary, older, llm, meter)
+        if len(self.turns) <= self.keep_verbatim:
+            return None
+        older, self.turns = self.turns[: -self.keep_verbatim], self.turns[-self.keep_verbatim :]
+        decided = summarise(self.summary, older, call)
+        self.summary = decided.value
+        return decided
+
+    def folds_next(self) -> bool:
+        """True if the next turn added folds older ones into the summary."""
+        return len(self.turns) + 1 > self.keep_verbatim
 
 
 def _first_sentence(text: str) -> str:
@@ -84,12 +91,9 @@ The summary and the turns are quoted between a <<< line and a >>> line: they are
 Reply with the new summary only."""
 
 
-def summarise(summary: str, turns: list[Turn], llm: LLMClient | None, meter: TokenMeter | None) -> str:
+def summarise(summary: str, turns: list[Turn], call: LLMCall | None) -> Decided[str]:
     plain = " ".join(f"Q: {t.question} A: {_first_sentence(t.answer)}" for t in turns)
-    call = LLMCall(llm, 10.0, meter or TokenMeter()) if llm is not None else None
-    return llm_or_rules(
-        call, lambda c: _llm_summary(summary, plain, c), lambda: f"{summary} {plain}".strip()[-1500:]
-    ).value
+    return llm_or_rules(call, lambda c: _llm_summary(summary, plain, c), lambda: f"{summary} {plain}".strip()[-1500:])
 
 
 def _llm_summary(summary: str, plain: str, call: LLMCall) -> str:

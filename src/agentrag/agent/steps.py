@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from agentrag.agent import planner, rewriter
+from agentrag.agent.budget import StepTimeout
 from agentrag.agent.grader import GradeCut, grade_borderline, grade_by_score
-from agentrag.agent.memory import Conversation
+from agentrag.agent.memory import Conversation, Turn
 from agentrag.agent.roles import LLMCall
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.synthesizer import Synthesizer
@@ -79,16 +82,66 @@ class Steps:
             grade_by_score(query, self.embed(run, query), found, vectors, cut or self.cut)
 
     def search(self, run: Run, query: str, round_: int, graded_against: str | None = None) -> list[Evidence]:
-        """One retrieval call: graded evidence added to the pool (nothing when the budget is spent).
+        """One retrieval call: graded evidence added to the pool (nothing when the budget is spent)."""
+        return self.search_many(run, [query], round_, graded_against)[0]
+
+    def search_many(
+        self, run: Run, queries: list[str], round_: int, graded_against: str | None = None
+    ) -> list[list[Evidence]]:
+        """Independent retrieval calls, side by side (`parallel_searches` at most), each with its query
+        embedding under the tool timeout; graded evidence per query (empty past the retrieval budget).
 
         Passages are graded against `graded_against` (the question or planned sub-query a generated query
         serves: a rewrite, a HyDE passage), else against the query itself. A made-up passage matches what
-        it made up, so grading against it would pass whatever it found."""
-        if not run.tracker.can_retrieve():
-            return []
-        run.tracker.spend_retrieval()
+        it made up, so grading against it would pass whatever it found.
+
+        Only the embedding and the search run in worker threads: grading, merging into the pool and the
+        trace happen here, in the order given, so the evidence and its order are those of searching one
+        query after another. A search that fails or times out raises after the others are merged, so the
+        caller's fallback answers from everything that was found."""
+        allowed: list[str] = []
+        for query in queries:  # the budget decides up front, in order, which queries are searched
+            if not run.tracker.can_retrieve():
+                break
+            run.tracker.spend_retrieval()
+            allowed.append(query)
+        results: list[list[Evidence]] = [[] for _ in queries]
+        if not allowed:
+            return results
+        workers = min(run.tracker.budget.parallel_searches, len(allowed))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentrag-search")
+        futures = [pool.submit(self._retrieve, query, run.vectors.get(query)) for query in allowed]
+        pool.shutdown(wait=False)  # a stalled search is abandoned to its thread, never waited for
+        failure: Exception | None = None
+        for i, (query, future) in enumerate(zip(allowed, futures, strict=True)):
+            limit = run.tracker.tool_timeout()
+            try:
+                vector, hits, ms = future.result(timeout=limit)
+            except FutureTimeout:
+                failure = failure or StepTimeout(f"search {query!r} timed out after {limit:g}s (tool_timeout_s)")
+                continue
+            except Exception as exc:  # raised below, once every search that worked is in the pool
+                failure = failure or exc
+                continue
+            run.vectors[query] = vector
+            results[i] = self._record(run, query, hits, round_, ms, graded_against)
+        if failure is not None:
+            raise failure
+        return results
+
+    def _retrieve(
+        self, query: str, vector: npt.NDArray[np.float32] | None
+    ) -> tuple[npt.NDArray[np.float32], list[Hit], float]:
+        """In a worker thread: the query's embedding (unless known) and its hits, and how long they took."""
         started = time.perf_counter()
-        hits = self.retriever.search(query, RETRIEVE_K, query_vector=self.embed(run, query))
+        if vector is None:
+            vector = self.retriever.embed_query(query)
+        hits = self.retriever.search(query, RETRIEVE_K, query_vector=vector)
+        return vector, hits, (time.perf_counter() - started) * 1000
+
+    def _record(
+        self, run: Run, query: str, hits: list[Hit], round_: int, ms: float, graded_against: str | None
+    ) -> list[Evidence]:
         found = self.absorb(run, hits, query, round_, graded_against)
         counts = {g: sum(1 for e in found if e.grade == g) for g in ("correct", "ambiguous", "incorrect")}
         run.tracer.emit(
@@ -99,7 +152,7 @@ class Steps:
             message=f"searching, round {round_}: {query}",
             args={"query": query},
             preview=" | ".join(e.chunk.title for e in found[:5]),
-            ms=(time.perf_counter() - started) * 1000,
+            ms=ms,
         )
         return found
 
@@ -177,6 +230,31 @@ class Steps:
             args={"query": decided.value},
         )
         return decided.value
+
+    def remember(self, run: Run, conversation: Conversation, turn: Turn) -> None:
+        """The answered turn into the conversation. Folding older turns into the summary is part of this
+        question: the LLM writes it only while the budget allows a call (else the rules do), its tokens go
+        on the question's meter, and the trace says which did and why."""
+        folding = conversation.folds_next()
+        call = self.llm_call(run, reserve=0) if folding else None
+        before, started = run.meter.total, time.perf_counter()
+        decided = conversation.add(turn, call)
+        if decided is None:
+            return
+        if decided.by == "llm":
+            reason = "older turns summarised by the LLM"
+        elif self.llm is not None and call is None:
+            reason = f"budget spent ({run.tracker.exhausted() or 'calls kept back'}): folded by rules"
+        else:
+            reason = f"folded by rules ({decided.failure or 'model-free'})"
+        run.tracer.emit(
+            TraceStep.MEMORY,
+            decision="summarised" if decided.by == "llm" else "folded",
+            reason=reason,
+            message="updating the conversation summary",
+            tokens=run.meter.total - before,
+            ms=(time.perf_counter() - started) * 1000,
+        )
 
     def synthesize(self, run: Run, evidence: list[Evidence], use_llm: bool = True) -> Draft:
         return self.synthesizer.draft(run, evidence, self.llm_client(run, reserve=0) if use_llm else None)

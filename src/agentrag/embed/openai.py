@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from agentrag.breaker import Breaker
 from agentrag.embed.base import Vectors, normalize_rows
 from agentrag.errors import ConfigError, EmbeddingError
 from agentrag.settings import EmbedderSettings
@@ -31,6 +32,8 @@ class OpenAIEmbedder:
             base_url=base_url, api_key=api_key, timeout=settings.timeout_s, max_retries=settings.max_retries
         )
         self._dim = settings.dimension
+        # An endpoint that could not be reached fails at once for a while, not after the retries every time.
+        self._breaker = Breaker(settings.unreachable_cooldown_s)
 
     @property
     def name(self) -> str:
@@ -45,14 +48,20 @@ class OpenAIEmbedder:
     def _request(self, texts: list[str]) -> Vectors:
         import openai
 
+        refusal = self._breaker.refusal()
+        if refusal is not None:
+            raise EmbeddingError(refusal)
         try:
             response = self._client.embeddings.create(model=self._model, input=texts, encoding_format="float")
+            self._breaker.reset()
         except openai.APITimeoutError as exc:
             raise EmbeddingError(
                 f"embeddings endpoint {self._base_url} timed out after {self._settings.timeout_s:g}s"
             ) from exc
         except openai.APIConnectionError as exc:
-            raise EmbeddingError(f"cannot reach embeddings endpoint {self._base_url}: {exc}") from exc
+            problem = f"cannot reach embeddings endpoint {self._base_url}: {exc}"
+            self._breaker.trip(problem)
+            raise EmbeddingError(problem) from exc
         except openai.APIStatusError as exc:
             raise EmbeddingError(
                 f"embeddings endpoint {self._base_url} answered {exc.status_code}: {exc.message}"

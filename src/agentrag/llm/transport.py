@@ -7,6 +7,9 @@ deadline (it retries a timed-out request with the full timeout again and sleeps 
 retries 408, 409, 429, 5xx and connection errors `llm.max_retries` times with exponential backoff or the
 server's `Retry-After`, never starting an attempt or a sleep it cannot finish before the deadline.
 
+An endpoint that could not be reached is remembered for `llm.unreachable_cooldown_s` (`agentrag.breaker`):
+meanwhile every call raises the same `LLMUnavailable` at once instead of paying the retries again.
+
 A 400/422 is not retried here: it is raised as `Rejected`, so the client can drop the parameter the server
 objected to (see `agentrag.llm.quirks`).
 """
@@ -22,6 +25,7 @@ from typing import Any, NamedTuple
 
 import openai
 
+from agentrag.breaker import Breaker
 from agentrag.errors import LLMError, LLMTimeout, LLMUnavailable
 from agentrag.settings import LLMSettings
 
@@ -76,6 +80,7 @@ class Transport:
     def __init__(self, endpoint: str, settings: LLMSettings) -> None:
         self.endpoint = endpoint
         self._settings = settings  # read on every call: `max_retries` as it is then
+        self._breaker = Breaker(settings.unreachable_cooldown_s)
         self._client = openai.OpenAI(
             base_url=endpoint,
             api_key=settings.api_key or "not-needed",  # local servers accept any key; the SDK insists on one
@@ -88,13 +93,18 @@ class Transport:
 
     def request(self, params: dict[str, Any], call: Call) -> Any:
         """One chat completion call with retries inside the deadline; errors become `LLMError`s (or `Rejected`)."""
+        refusal = self._breaker.refusal()
+        if refusal is not None:
+            raise LLMUnavailable(refusal, model=call.model, endpoint=call.endpoint)
         attempt = 0
         while True:
             remaining = call.remaining()
             if remaining <= 0:
                 raise call.timed_out()
             try:
-                return self._client.chat.completions.create(**params, timeout=remaining)
+                response = self._client.chat.completions.create(**params, timeout=remaining)
+                self._breaker.reset()
+                return response
             except (openai.APIError, ValueError) as exc:
                 cause: Exception = exc
                 retry = _retryable(exc, call, attempt)  # raises what is not worth another attempt
@@ -109,6 +119,8 @@ class Transport:
                 logger.info("retrying model '%s' at %s in %.2fs: %s", call.model, call.endpoint, retry.wait, problem)
                 time.sleep(retry.wait)
                 continue
+            if retry.status is None:  # could not connect at all: the endpoint is down, not just busy
+                self._breaker.trip(problem)
             raise LLMUnavailable(problem, model=call.model, endpoint=call.endpoint, status=retry.status) from cause
 
 

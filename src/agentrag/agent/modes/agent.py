@@ -37,8 +37,7 @@ def answer(run: Run, steps: Steps) -> Draft:
 
 def _search_plan(run: Run, steps: Steps) -> None:
     run.plan.subqueries = steps.plan(run)
-    for sub in run.plan.subqueries:
-        steps.search(run, sub.query, 1)
+    steps.search_many(run, [sub.query for sub in run.plan.subqueries], 1)  # independent: side by side
 
 
 def _with_llm(run: Run, steps: Steps, llm: LLMClient) -> Draft:
@@ -72,8 +71,7 @@ def _model_free(run: Run, steps: Steps) -> Draft:
         )
         if not bridges:
             break
-        for bridge in bridges:
-            steps.search(run, bridge.query, round_)
+        steps.search_many(run, [b.query for b in bridges], round_)
         run.plan.followups.extend(bridges)
         if len(run.plan.subqueries) > 1:
             break  # comparisons: one follow-up round is enough

@@ -39,9 +39,8 @@ def answer_after(run: Run, steps: Steps, found: list[Evidence]) -> Draft:
         queries = steps.rewrites(run)
         if not queries or not run.tracker.can_retrieve():
             break
-        found = []
-        for query in queries:  # generated text: what they find is graded against what the user asked
-            found += steps.search(run, query, round_, graded_against=run.search_query)
+        # generated text: what they find is graded against what the user asked
+        found = [e for hits in steps.search_many(run, queries, round_, graded_against=run.search_query) for e in hits]
         if not run.evidence.any_correct():  # the pool's sightings: a passage seen before keeps its first object
             steps.grade_borderline(run, run.question, run.evidence.pooled(found))
     evidence = run.evidence.ranked()

@@ -65,9 +65,12 @@ class ToolBox:
         self.tools = registry()
         self._past_queries: list[tuple[str, SearchScope, frozenset[str], npt.NDArray[np.float32]]] = []
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-tool")
+        # Query embeddings get their own threads: a search call waiting on one never starves the tool pool.
+        self._embed_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-embed")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._embed_pool.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------------------------- repeat guard
 
@@ -134,7 +137,10 @@ class ToolBox:
             return tool_error(
                 name, "retrieval budget spent: no more searches; answer from what you have and say what is missing"
             )
-        vector = self.retriever.embed_query(query)
+        try:  # the tool timeout covers the query embedding too (a remote embedder can stall)
+            vector = self._embed_pool.submit(self.retriever.embed_query, query).result(self.tracker.tool_timeout())
+        except FutureTimeout:
+            return tool_error(name, f"embedding the query timed out after {self.tracker.tool_timeout():.1f}s")
         scope = search_scope(channel, flt)
         earlier = self.repeat_of(query, vector, scope)
         if earlier is not None:
