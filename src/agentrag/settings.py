@@ -27,7 +27,7 @@ from agentrag.vocab import Channel, JsonMode, LLMRole
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
 # pipeline id differs are re-indexed on the next ingest, and eval knowledge bases are rebuilt.
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "2"  # 2: chunks record where each later page begins (page_breaks)
 
 
 class _Section(BaseModel):

@@ -76,6 +76,9 @@ class Chunk(BaseModel):
     source: str = ""
     heading_path: tuple[str, ...] = ()
     page: int | None = None
+    page_breaks: tuple[tuple[int, int], ...] = Field(
+        (), description="For a chunk that spans pages: (offset in `text`, page) where each later page begins."
+    )
     char_start: int = 0
     char_end: int = 0
     date: dt.date | None = None
@@ -85,6 +88,20 @@ class Chunk(BaseModel):
     @property
     def heading(self) -> str:
         return " > ".join(self.heading_path)
+
+    def page_at(self, offset: int) -> int | None:
+        """The page the character at `offset` of `text` is on (`page` is only where the chunk starts)."""
+        page = self.page
+        for start, number in self.page_breaks:
+            if start > offset:
+                break
+            page = number
+        return page
+
+    def page_of(self, quote: str) -> int | None:
+        """The page a quoted sentence of this chunk is on; the chunk's first page when it is not found."""
+        at = self.text.find(quote) if quote and self.page_breaks else -1
+        return self.page if at < 0 else self.page_at(at)
 
 
 class SearchFilter(BaseModel):

@@ -215,6 +215,7 @@ class IngestPipeline:
                     source=source,
                     heading_path=draft.heading_path,
                     page=draft.page,
+                    page_breaks=draft.page_breaks,
                     char_start=draft.char_start,
                     char_end=draft.char_end,
                     date=date,

@@ -1,0 +1,83 @@
+"""Pages in PDFs: a quote is cited with the page it is on, even when its chunk began on the page before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentrag.cli import app
+from agentrag.ingest.splitter import Splitter
+from agentrag.kb import KnowledgeBase
+from agentrag.settings import ChunkingSettings
+from agentrag.types import Block
+
+runner = CliRunner()
+
+
+def two_page_pdf(path: Path) -> Path:
+    """A short PDF whose text fits one chunk although it is on two pages."""
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "The plant handbook describes the conveyor belts in the main hall.")
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Sprocket replacement is scheduled every 18 months at the Leeds plant.")
+    pdf.output(str(path))
+    return path
+
+
+def test_a_chunk_across_pages_records_where_each_page_begins() -> None:
+    blocks = [Block(text="First page text.", page=1), Block(text="Second page text.", page=2)]
+    (chunk,) = Splitter(ChunkingSettings()).split(blocks)
+    assert chunk.page == 1
+    assert chunk.page_breaks == ((len("First page text.\n\n"), 2),)
+
+
+def test_ask_json_cites_the_page_of_the_quoted_sentence(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    pdf = two_page_pdf(tmp_path / "handbook.pdf")
+    result = runner.invoke(app, ["ingest", str(pdf), "--home", home])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["ask", "How often is sprocket replacement scheduled?", "--home", home, "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    (citation,) = [c for c in answer["citations"] if "Sprocket" in c["quote"]]
+    assert citation["page"] == 2
+    result = runner.invoke(app, ["ask", "How often is sprocket replacement scheduled?", "--home", home])
+    assert "handbook.pdf p.2" in result.output
+    assert "handbook.pdf p.1" not in result.output
+
+
+def test_page_breaks_survive_the_store(tmp_path: Path, kb: KnowledgeBase) -> None:
+    kb.ingest([two_page_pdf(tmp_path / "handbook.pdf")])
+    (document,) = kb.documents()
+    _, chunks = kb.document(document.doc_id)
+    (chunk,) = chunks
+    assert chunk.page == 1
+    assert chunk.page_of("Sprocket replacement is scheduled every 18 months at the Leeds plant.") == 2
+    assert chunk.page_of("The plant handbook describes the conveyor belts in the main hall.") == 1
+
+
+def test_a_version_1_store_gains_page_breaks_and_keeps_its_chunks(tmp_path: Path, kb: KnowledgeBase) -> None:
+    import sqlite3
+
+    from agentrag.store.sqlite import SQLiteStore
+
+    kb.ingest([two_page_pdf(tmp_path / "handbook.pdf")])
+    (document,) = kb.documents()
+    path = Path(kb.store.path)  # type: ignore[attr-defined]
+    kb.close()
+    con = sqlite3.connect(path)
+    with con:  # the file as agentrag wrote it before pages were kept per sentence
+        con.execute("ALTER TABLE chunks DROP COLUMN page_breaks")
+        con.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
+    con.close()
+    store = SQLiteStore(path)
+    (chunk,) = store.get_document_chunks(document.doc_id)
+    assert (chunk.page, chunk.page_breaks) == (1, ())  # cited with its first page until it is ingested again
+    assert "Sprocket replacement" in chunk.text
+    store.close()
