@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrag.cli import app
+from agentrag.ingest.loaders import load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import ChunkingSettings
@@ -81,3 +82,55 @@ def test_a_version_1_store_gains_page_breaks_and_keeps_its_chunks(tmp_path: Path
     assert (chunk.page, chunk.page_breaks) == (1, ())  # cited with its first page until it is ingested again
     assert "Sprocket replacement" in chunk.text
     store.close()
+
+
+def paths(path: Path) -> list[tuple[str, tuple[str, ...], int | None]]:
+    (doc,) = load_path(path, 64 * 1024 * 1024)
+    return [(b.text.split(" ")[0], b.heading_path, b.page) for b in doc.blocks]
+
+
+def test_pdf_bookmarks_give_heading_paths(tmp_path: Path) -> None:
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.set_font("helvetica", size=11)  # one size throughout: only the outline tells the structure
+    pdf.add_page()
+    pdf.start_section("Installation", level=0)
+    pdf.multi_cell(0, 6, "Install the package with pip on every server. " * 4)
+    pdf.ln(6)
+    pdf.start_section("Requirements", level=1)  # not written on the page: it starts where it points
+    pdf.multi_cell(0, 6, "Python 3.11 or newer is required on the host. " * 4)
+    pdf.add_page()
+    pdf.start_section("Configuration", level=0)
+    pdf.multi_cell(0, 6, "Settings live in agentrag.toml beside the data. " * 4)
+    path = tmp_path / "manual.pdf"
+    pdf.output(str(path))
+    assert paths(path) == [
+        ("Install", ("Installation",), 1),
+        ("Python", ("Installation", "Requirements"), 1),
+        ("Settings", ("Configuration",), 2),
+    ]
+
+
+def test_pdf_without_bookmarks_gets_heading_paths_from_font_sizes(tmp_path: Path) -> None:
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    for size, text in [
+        (20, "Operations Guide"),
+        (14, "Backups"),
+        (11, "Backups run every night at two and are kept for thirty days in the vault."),
+        (14, "Restores"),
+        (11, "A restore needs the approval of the on-call engineer and takes an hour."),
+    ]:
+        pdf.set_font("helvetica", size=size)
+        pdf.multi_cell(0, size * 0.6, text)
+        pdf.ln(4)
+    path = tmp_path / "guide.pdf"
+    pdf.output(str(path))
+    assert paths(path) == [
+        ("Operations", ("Operations Guide",), 1),
+        ("Backups", ("Operations Guide", "Backups"), 1),
+        ("Backups", ("Operations Guide", "Backups"), 1),
+        ("Restores", ("Operations Guide", "Restores"), 1),
+        ("A", ("Operations Guide", "Restores"), 1),
+    ]

@@ -21,7 +21,8 @@ from agentrag.ingest.loaders.common import (
     stem,
     width,
 )
-from agentrag.types import Block, LoadedDocument
+from agentrag.ingest.loaders.pdf_headings import Pages, Paragraph, blocks_with_headings, outline_entries
+from agentrag.types import LoadedDocument
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -70,9 +71,10 @@ def _pdf_lines(page: PageObject) -> list[_PdfLine]:
     return lines
 
 
-def _pdf_paragraphs(lines: list[_PdfLine]) -> list[tuple[str, float]]:
+def _pdf_paragraphs(lines: list[_PdfLine]) -> list[Paragraph]:
     """Group lines into paragraphs: a larger gap than the usual line spacing, a font-size change, a jump
-    upwards (next column) or a short line ending a sentence each start a new one. Returns (text, size)."""
+    upwards (next column) or a short line ending a sentence each start a new one. Returns (text, size, y of
+    the first baseline)."""
     if not lines:
         return []
     sizes = Counter(round(line.size, 1) for line in lines for _ in range(max(1, len(line.text) // 20)))
@@ -87,7 +89,7 @@ def _pdf_paragraphs(lines: list[_PdfLine]) -> list[tuple[str, float]]:
         value, count = Counter(gaps).most_common(1)[0]
         spacing = value if count >= 2 else min(gaps)
     widest = max(width(line.text) for line in lines)
-    paragraphs: list[tuple[str, float]] = []
+    paragraphs: list[Paragraph] = []
     current: list[_PdfLine] = [lines[0]]
     for prev, cur in pairwise(lines):
         brk = False
@@ -100,11 +102,15 @@ def _pdf_paragraphs(lines: list[_PdfLine]) -> list[tuple[str, float]]:
         if prev.text.endswith(SENTENCE_END) and width(prev.text) < 0.7 * widest:
             brk = True
         if brk:
-            paragraphs.append((join_lines([x.text for x in current]), max(x.size for x in current)))
+            paragraphs.append(_paragraph(current))
             current = []
         current.append(cur)
-    paragraphs.append((join_lines([x.text for x in current]), max(x.size for x in current)))
-    return [(text, size) for text, size in paragraphs if text]
+    paragraphs.append(_paragraph(current))
+    return [p for p in paragraphs if p[0]]
+
+
+def _paragraph(lines: list[_PdfLine]) -> Paragraph:
+    return join_lines([x.text for x in lines]), max(x.size for x in lines), lines[0].y
 
 
 def _corrupt_pdf(exc: BaseException, data: bytes) -> str:
@@ -137,7 +143,7 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
         except Exception as exc:  # pypdf raises many types (PdfReadError, ValueError, KeyError...) on bad input
             raise LoadError(path, _corrupt_pdf(exc, data)) from None
 
-        blocks: list[Block] = []
+        pages_text: Pages = []
         failed: list[int] = []
         heading_candidate: str | None = None
         for number, page in enumerate(pages, start=1):
@@ -149,13 +155,14 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
             if number == 1 and paragraphs:
                 # The body size is the one most characters are set in; a short, clearly larger line is the title.
                 chars_by_size: Counter[float] = Counter()
-                for text, size in paragraphs:
+                for text, size, _ in paragraphs:
                     chars_by_size[round(size, 1)] += len(text)
                 body = chars_by_size.most_common(1)[0][0]
                 top = max(paragraphs, key=lambda p: p[1])
                 if top[1] >= 1.2 * body and len(top[0]) <= 120:
                     heading_candidate = top[0]
-            blocks.extend(Block(text=text, page=number) for text, _ in paragraphs)
+            pages_text.append((number, paragraphs))
+        blocks = blocks_with_headings(pages_text, outline_entries(reader))
 
         if not pages:
             raise LoadError(path, "PDF has no pages")
