@@ -38,6 +38,8 @@ class LoadedDocument(BaseModel):
     doc_id: str | None = None  # only formats that carry their own ids (the benchmark JSONL corpus)
     source: str | None = None  # overrides the file path, e.g. "corpus.jsonl#doc-17"
     meta: dict[str, str] = Field(default_factory=dict)
+    # A plain default, not a factory: model_construct (the JSONL corpus's fast path) would inspect a factory per record.
+    unreadable_pages: tuple[int, ...] = Field((), description="Pages whose text could not be read.")
 
     @property
     def text(self) -> str:
@@ -159,6 +161,8 @@ class IngestStatus(BaseModel):
     status: Literal["added", "updated", "unchanged", "failed"]
     chunks: int = 0
     error: str | None = None
+    limit: str | None = Field(None, description="For a file refused as too much work: the setting it passed.")
+    unreadable_pages: tuple[int, ...] = Field((), description="PDF pages stored without their text.")
 
 
 class IngestReport(BaseModel):

@@ -20,6 +20,7 @@ from agentrag.cli.common import (
     out,
     parse_pairs,
 )
+from agentrag.ingest.loaders.common import pages_phrase
 from agentrag.ingest.pipeline import discover
 from agentrag.types import IngestStatus
 
@@ -54,6 +55,7 @@ def ingest(
     total = _corpus_units(discover(list(paths)))
     show_bar = not as_json and not verbose and err.is_terminal
     failures: list[IngestStatus] = []
+    partial: list[IngestStatus] = []  # stored, but some PDF pages could not be read
 
     with Progress(
         TextColumn("[bold]ingest[/]"),
@@ -74,6 +76,11 @@ def ingest(
                 failures.append(item)
                 if not as_json:
                     err.print(f"[red]✗[/] {escape(item.path)}: {escape(item.error or 'failed')}", soft_wrap=True)
+            elif item.unreadable_pages:
+                partial.append(item)
+                if not as_json:
+                    lost = f"{pages_phrase(item.unreadable_pages)} unreadable"
+                    err.print(f"[yellow]![/] {escape(item.path)}: {item.status}, {lost}", soft_wrap=True)
             elif verbose and not as_json:
                 print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
             bar.update(task, advance=1, summary=" · ".join(f"{k} {v}" for k, v in counts.items() if v))
@@ -81,7 +88,14 @@ def ingest(
         report = knowledge_base.ingest(list(paths), tags, on_item)
     knowledge_base.close()
     if as_json:
-        emit_json({"kb": kb, **report.model_dump(exclude={"items"}), "failures": [f.model_dump() for f in failures]})
+        emit_json(
+            {
+                "kb": kb,
+                **report.model_dump(exclude={"items"}),
+                "failures": [f.model_dump() for f in failures],
+                "unreadable": [p.model_dump() for p in partial],
+            }
+        )
     else:
         out.print(
             f"[bold]{kb}[/]: added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "

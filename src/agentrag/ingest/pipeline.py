@@ -26,7 +26,7 @@ import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
-from agentrag.ingest.loaders import SUPPORTED_SUFFIXES, load_path
+from agentrag.ingest.loaders import SUPPORTED_SUFFIXES, LimitError, load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store
@@ -76,6 +76,7 @@ class _Prepared:
     body_tokens: list[list[str]]
     status: Literal["added", "updated"]
     path: str
+    unreadable_pages: tuple[int, ...]
 
 
 class IngestPipeline:
@@ -86,6 +87,7 @@ class IngestPipeline:
         self.splitter = Splitter(settings.ingest.chunking)
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
+        self.limits = settings.ingest.limits
         self._source_root: Path | None = None
 
     # ------------------------------------------------------------------ public
@@ -128,7 +130,8 @@ class IngestPipeline:
             try:
                 yield from self._prepare_file(path, tags, emit)
             except LoadError as exc:
-                emit(IngestStatus(path=str(path), status="failed", error=exc.reason))
+                limit = exc.limit if isinstance(exc, LimitError) else None
+                emit(IngestStatus(path=str(path), status="failed", error=exc.reason, limit=limit))
             except AgentragError as exc:
                 emit(IngestStatus(path=str(path), status="failed", error=str(exc)))
             except OSError as exc:
@@ -140,7 +143,7 @@ class IngestPipeline:
         stat = path.stat()
         if path.suffix.lower() == ".jsonl":
             # A corpus file: every record is a document with its own id and hash.
-            for loaded in load_path(path, self.max_bytes):
+            for loaded in load_path(path, self.max_bytes, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 source = loaded.source or str(path)
@@ -155,7 +158,7 @@ class IngestPipeline:
         source = self._source(path)
         if self._unchanged(doc_id, content_hash, tags, source, emit):
             return
-        for loaded in load_path(path, self.max_bytes):
+        for loaded in load_path(path, self.max_bytes, self.limits):
             yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, tags, emit)
 
     def _unchanged(
@@ -203,7 +206,8 @@ class IngestPipeline:
             chars=sum(len(b.text) for b in loaded.blocks),
             ingested_at=time.time(),
         )
-        item = _Prepared(document, [], [], [], [], "updated" if existed else "added", source)
+        status: Literal["added", "updated"] = "updated" if existed else "added"
+        item = _Prepared(document, [], [], [], [], status, source, loaded.unreadable_pages)
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
@@ -275,4 +279,12 @@ class IngestPipeline:
                 for c, v, tt, bt in zip(item.chunks, own, item.title_tokens, item.body_tokens, strict=True)
             ]
             self.store.upsert_document(item.document, self.pipeline_id, indexed)
-            emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+            emit(
+                IngestStatus(
+                    path=item.path,
+                    doc_id=item.document.doc_id,
+                    status=item.status,
+                    chunks=len(indexed),
+                    unreadable_pages=item.unreadable_pages,
+                )
+            )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
@@ -12,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 from agentrag.errors import LoadError
 from agentrag.ingest.loaders.common import (
     SENTENCE_END,
+    LimitError,
+    WorkBudget,
     collapse,
     date_in,
     join_lines,
     meaningful_title,
+    pages_phrase,
     quiet,
     short_error,
     stem,
@@ -23,6 +27,9 @@ from agentrag.ingest.loaders.common import (
 )
 from agentrag.ingest.loaders.pdf_headings import Pages, Paragraph, blocks_with_headings, outline_entries
 from agentrag.types import LoadedDocument
+
+log = logging.getLogger(__name__)
+
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -35,7 +42,7 @@ class _PdfLine:
     size: float
 
 
-def _pdf_lines(page: PageObject) -> list[_PdfLine]:
+def _pdf_lines(page: PageObject, work: WorkBudget) -> list[_PdfLine]:
     """The page's text lines, each with its baseline height and font size (from pypdf's text visitor)."""
     lines: list[_PdfLine] = []
     parts: list[str] = []
@@ -49,6 +56,7 @@ def _pdf_lines(page: PageObject) -> list[_PdfLine]:
         state["y"], state["size"] = None, 0.0
 
     def visit(text: str, cm: list[float], tm: list[float], font: Any, font_size: float) -> None:
+        work.check_time()  # one page can hold millions of text operations
         pieces = text.split("\n")
         for k, piece in enumerate(pieces):
             if k:
@@ -119,12 +127,14 @@ def _corrupt_pdf(exc: BaseException, data: bytes) -> str:
     return f"corrupt PDF: {short_error(exc)}"
 
 
-def load_pdf(data: bytes, path: str) -> LoadedDocument:
+def load_pdf(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
     """A PDF's text layer: one block per paragraph per page, `page` 1-based. No OCR: scanned pages have no text."""
     if b"%PDF-" not in data[:1024]:
         raise LoadError(path, "not a PDF (content does not match .pdf)")
     from pypdf import PdfReader
     from pypdf.errors import DependencyError
+
+    work = work or WorkBudget(path)
 
     with quiet("pypdf"):
         try:
@@ -137,6 +147,8 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
                     raise LoadError(path, reason) from None
                 if not opened:
                     raise LoadError(path, "encrypted PDF (password required)")
+            count = len(reader.pages)
+            work.pages(count)  # before any page is parsed: counting reads only the page tree
             pages = list(reader.pages)
         except LoadError:
             raise
@@ -147,8 +159,11 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
         failed: list[int] = []
         heading_candidate: str | None = None
         for number, page in enumerate(pages, start=1):
+            work.check_time()
             try:
-                paragraphs = _pdf_paragraphs(_pdf_lines(page))
+                paragraphs = _pdf_paragraphs(_pdf_lines(page, work))
+            except LimitError:
+                raise
             except Exception:  # one broken content stream should not lose the other pages
                 failed.append(number)
                 continue
@@ -161,6 +176,7 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
                 top = max(paragraphs, key=lambda p: p[1])
                 if top[1] >= 1.2 * body and len(top[0]) <= 120:
                     heading_candidate = top[0]
+            work.paragraphs(len(paragraphs))
             pages_text.append((number, paragraphs))
         blocks = blocks_with_headings(pages_text, outline_entries(reader))
 
@@ -171,32 +187,37 @@ def load_pdf(data: bytes, path: str) -> LoadedDocument:
                 raise LoadError(path, "corrupt PDF: no page could be read")
             raise LoadError(path, "no extractable text (scanned PDF? OCR is not supported)")
 
-        title: str | None = None
-        date: dt.date | None = None
         meta: dict[str, str] = {"pages": str(len(pages))}
         if failed:
             meta["unreadable_pages"] = ", ".join(map(str, failed))
-        try:
-            info = reader.metadata
-        except Exception:
-            info = None
-        if info is not None:
-            title = meaningful_title(_pdf_field(info, "/Title"))
-            author = _pdf_field(info, "/Author")
-            if author and author.strip().lower() not in ("anonymous", "unknown", "user", "administrator"):
-                meta["author"] = collapse(author)
-            try:
-                created = info.creation_date
-            except Exception:
-                created = None
-            if created is not None:
-                date = created.date()
+            log.warning("%s: %s unreadable; the other pages are indexed", path, pages_phrase(failed))
+        title, date = _pdf_info(reader, meta)
     return LoadedDocument(
         title=title or meaningful_title(heading_candidate) or stem(path),
         blocks=blocks,
         date=date or date_in(blocks),
         meta=meta,
+        unreadable_pages=tuple(failed),
     )
+
+
+def _pdf_info(reader: Any, meta: dict[str, str]) -> tuple[str | None, dt.date | None]:
+    """Title and creation date from the document information; the author goes into `meta`."""
+    try:
+        info = reader.metadata
+    except Exception:
+        return None, None
+    if info is None:
+        return None, None
+    title = meaningful_title(_pdf_field(info, "/Title"))
+    author = _pdf_field(info, "/Author")
+    if author and author.strip().lower() not in ("anonymous", "unknown", "user", "administrator"):
+        meta["author"] = collapse(author)
+    try:
+        created = info.creation_date
+    except Exception:
+        created = None
+    return title, created.date() if created is not None else None
 
 
 def _pdf_field(info: Any, key: str) -> str | None:
