@@ -133,7 +133,8 @@ def test_unreadable_pdf_pages_are_in_the_report_and_logged_once(
     assert result.exit_code == 0
     assert "page 2 unreadable" in result.output
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert [w for w in warnings if "page 2 unreadable" in w] == [f"{path}: page 2 unreadable; the other pages are indexed"]
+    expected = f"{path}: page 2 unreadable; the other pages are indexed"
+    assert [w for w in warnings if "page 2 unreadable" in w] == [expected]
     path.touch()
     result = runner.invoke(app, ["ingest", str(path), "--home", str(tmp_path / "home2"), "--json"])
     report = json.loads(result.output)
