@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentrag.settings import Settings, load_settings
+from tests.ingest.test_limits import docx_bomb
 from tests.ingest.test_pages import two_page_pdf
 from tests.server.conftest import Running
 from tests.server.test_api import make_kb, upload
@@ -47,3 +49,19 @@ def test_the_web_page_shows_the_quoted_sentences_page(running: Running, tmp_path
         expect(page.locator("#passage-text mark")).to_contain_text("Sprocket")
         expect(page.locator("#passage-where")).to_contain_text("p.2")
         browser.close()
+
+
+@pytest.fixture
+def server_settings(tmp_path: Path) -> Settings:
+    return load_settings(
+        tmp_path / "home", server={"requests_per_minute": 600}, ingest={"limits": {"max_paragraphs": 1000}}
+    )
+
+
+def test_an_upload_over_a_parsing_limit_is_413_naming_it(running: Running, tmp_path: Path) -> None:
+    client = make_kb(running, "kb")
+    assert upload(client, "kb", "pumps.md", "# Pumps\n\nPump 7 is serviced every March.\n").status_code == 201
+    response = upload(client, "kb", "bomb.docx", docx_bomb(tmp_path / "bomb.docx", 5000).read_bytes())
+    assert response.status_code == 413
+    assert "too many paragraphs: over 1,000 (setting ingest.limits.max_paragraphs)" in response.json()["detail"]
+    assert [d["title"] for d in client.get("/v1/kb/kb/documents").json()["documents"]] == ["Pumps"]
