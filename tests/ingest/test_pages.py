@@ -109,28 +109,3 @@ def test_pdf_bookmarks_give_heading_paths(tmp_path: Path) -> None:
         ("Python", ("Installation", "Requirements"), 1),
         ("Settings", ("Configuration",), 2),
     ]
-
-
-def test_pdf_without_bookmarks_gets_heading_paths_from_font_sizes(tmp_path: Path) -> None:
-    fpdf = pytest.importorskip("fpdf")
-    pdf = fpdf.FPDF()
-    pdf.add_page()
-    for size, text in [
-        (20, "Operations Guide"),
-        (14, "Backups"),
-        (11, "Backups run every night at two and are kept for thirty days in the vault."),
-        (14, "Restores"),
-        (11, "A restore needs the approval of the on-call engineer and takes an hour."),
-    ]:
-        pdf.set_font("helvetica", size=size)
-        pdf.multi_cell(0, size * 0.6, text)
-        pdf.ln(4)
-    path = tmp_path / "guide.pdf"
-    pdf.output(str(path))
-    assert paths(path) == [
-        ("Operations", ("Operations Guide",), 1),
-        ("Backups", ("Operations Guide", "Backups"), 1),
-        ("Backups", ("Operations Guide", "Backups"), 1),
-        ("Restores", ("Operations Guide", "Restores"), 1),
-        ("A", ("Operations Guide", "Restores"), 1),
-    ]
