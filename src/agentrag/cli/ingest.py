@@ -20,6 +20,7 @@ from agentrag.cli.common import (
     out,
     parse_pairs,
 )
+from agentrag.ingest.loaders.common import pages_phrase
 from agentrag.ingest.pipeline import discover
 from agentrag.types import IngestReport, IngestStatus
 
@@ -74,6 +75,7 @@ def ingest(
     show_bar = not as_json and not verbose and err.is_terminal
     failures: list[IngestStatus] = []
     skips: list[IngestStatus] = []
+    partial: list[IngestStatus] = []  # stored, but some PDF pages could not be read
 
     with Progress(
         TextColumn("[bold]ingest[/]"),
@@ -98,6 +100,11 @@ def ingest(
                 skips.append(item)
                 if not as_json:
                     err.print(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}", soft_wrap=True)
+            elif item.unreadable_pages:
+                partial.append(item)
+                if not as_json:
+                    lost = f"{pages_phrase(item.unreadable_pages)} unreadable"
+                    err.print(f"[yellow]![/] {escape(item.path)}: {item.status}, {lost}", soft_wrap=True)
             elif verbose and not as_json:
                 print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
             if item.status != "deleted":
@@ -115,6 +122,7 @@ def ingest(
                 **report.model_dump(exclude={"items"}),
                 "failures": [f.model_dump() for f in failures],
                 "skipped_files": [{"path": s.path, "reason": s.error} for s in skips],
+                "unreadable": [p.model_dump() for p in partial],
             }
         )
     else:

@@ -26,7 +26,7 @@ import numpy as np
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
 from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
-from agentrag.ingest.loaders import load_path
+from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
 from agentrag.settings import Settings
@@ -73,6 +73,8 @@ class _Prepared:
     body_tokens: list[list[str]]
     status: Literal["added", "updated"]
     path: str
+    unreadable_pages: tuple[int, ...]
+    pipeline: str = ""  # the pipeline id it is stored under (the loader's format included)
 
 
 class IngestPipeline:
@@ -83,6 +85,7 @@ class IngestPipeline:
         self.splitter = Splitter(settings.ingest.chunking)
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
+        self.limits = settings.ingest.limits
         self._source_root: Path | None = None
         self._paths = SourcePaths(None, set())
 
@@ -135,13 +138,14 @@ class IngestPipeline:
             except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
                 emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
             except Exception as exc:  # one bad document is one failure line, whatever raised
-                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc)))
+                limit = exc.limit if isinstance(exc, LimitError) else None
+                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc), limit=limit))
 
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
             # A corpus file: every record is a document with its own id and hash.
-            for loaded in load_path(path, self.max_bytes):
+            for loaded in load_path(path, self.max_bytes, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 self._paths.present.add(doc_id)
@@ -157,12 +161,14 @@ class IngestPipeline:
         content_hash = sha256_bytes(data)
         doc_id = document_id_for_path(path)
         source = self._source(path)
-        if self._unchanged(doc_id, content_hash, tags, source, emit):
+        pipeline = self._pipeline_for(path)
+        if self._unchanged(doc_id, content_hash, tags, source, emit, pipeline):
             return
-        renamed = moved_from(self.store, content_hash, self.pipeline_id, doc_id, self._paths)
+        renamed = moved_from(self.store, content_hash, pipeline, doc_id, self._paths)
         merged = self._tags_for(doc_id, tags, renamed)
-        for loaded in load_path(path, self.max_bytes):
+        for loaded in load_path(path, self.max_bytes, self.limits):
             for item in self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit):
+                item.pipeline = pipeline
                 if renamed is None or not self._move(renamed, item, emit):
                     yield item
 
@@ -183,12 +189,23 @@ class IngestPipeline:
         emit(IngestStatus(path=item.path, doc_id=document.doc_id, status="updated", chunks=len(item.chunks)))
         return True
 
+    def _pipeline_for(self, path: Path) -> str:
+        """The pipeline id of a file: a loader whose output changed shape re-indexes only its own files."""
+        loader_format = LOADER_FORMATS.get(path.suffix.lower())
+        return f"{self.pipeline_id}/{loader_format}" if loader_format else self.pipeline_id
+
     def _unchanged(
-        self, doc_id: str, content_hash: str, tags: dict[str, str], source: str, emit: ProgressCallback
+        self,
+        doc_id: str,
+        content_hash: str,
+        tags: dict[str, str],
+        source: str,
+        emit: ProgressCallback,
+        pipeline: str | None = None,
     ) -> bool:
         """True (and reported) when the stored document needs no re-indexing; new tags are applied here."""
         state = self.store.document_state(doc_id)
-        if state is None or state.content_hash != content_hash or state.pipeline != self.pipeline_id:
+        if state is None or state.content_hash != content_hash or state.pipeline != (pipeline or self.pipeline_id):
             return False
         merged = {**state.tags, **tags}
         if merged != state.tags:
@@ -228,7 +245,8 @@ class IngestPipeline:
             chars=sum(len(b.text) for b in loaded.blocks),
             ingested_at=time.time(),
         )
-        item = _Prepared(document, [], [], [], [], "updated" if existed else "added", source)
+        status: Literal["added", "updated"] = "updated" if existed else "added"
+        item = _Prepared(document, [], [], [], [], status, source, loaded.unreadable_pages)
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
@@ -240,6 +258,7 @@ class IngestPipeline:
                     source=source,
                     heading_path=draft.heading_path,
                     page=draft.page,
+                    page_breaks=draft.page_breaks,
                     char_start=draft.char_start,
                     char_end=draft.char_end,
                     date=date,
@@ -312,11 +331,19 @@ class IngestPipeline:
             for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
         ]
         try:
-            self.store.upsert_document(item.document, self.pipeline_id, indexed)
+            self.store.upsert_document(item.document, item.pipeline or self.pipeline_id, indexed)
         except Exception as exc:
             self._fail(item, exc, emit)
             return
-        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+        emit(
+            IngestStatus(
+                path=item.path,
+                doc_id=item.document.doc_id,
+                status=item.status,
+                chunks=len(indexed),
+                unreadable_pages=item.unreadable_pages,
+            )
+        )
 
     @staticmethod
     def _fail(item: _Prepared, exc: BaseException, emit: ProgressCallback) -> None:

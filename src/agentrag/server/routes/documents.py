@@ -59,7 +59,9 @@ def upload(
         report = knowledge_base.ingest([path], parsed_tags, source_root=path.parent)
         item = report.items[0] if report.items else None
         if item is None or item.status == "failed":
-            raise HTTPException(422, f"{name}: {item.error if item else 'nothing ingested'}")
+            # Too much work to parse (a limit in ingest.limits, named in the error) is 413 like too many bytes.
+            code = 413 if item is not None and item.limit else 422
+            raise HTTPException(code, f"{name}: {item.error if item else 'nothing ingested'}")
         keep()
         for old in earlier:  # the same name sent before with content of another type: replaced now
             _forget(knowledge_base, old)
