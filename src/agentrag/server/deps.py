@@ -34,6 +34,7 @@ class Service:
         self._lock = threading.Lock()
         # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
         self._upload_locks = [threading.Lock() for _ in range(64)]
+        self.closed = False
 
     def upload_lock(self, name_key: str) -> threading.Lock:
         """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
@@ -64,6 +65,7 @@ class Service:
             self._kbs.clear()
         self.keys.close()
         self.sessions.close()
+        self.closed = True
 
 
 def get_service(request: Request) -> Service:
