@@ -56,10 +56,13 @@ def _check_strings(value: Any, doc: str) -> None:
 def loads_strict(data: bytes | str) -> Any:
     """`json.loads` that refuses NaN, Infinity, lone surrogates and bytes that are not UTF-8 with a `JSONDecodeError`
     saying which."""
-    try:
-        doc = data.decode("utf-8") if isinstance(data, bytes) else data
-    except UnicodeDecodeError as exc:  # a JSONDecodeError, so FastAPI answers 422 json_invalid (not a bare 400)
-        raise json.JSONDecodeError("not UTF-8 text", data.decode("utf-8", "replace"), exc.start) from None
+    if isinstance(data, bytes):
+        try:
+            doc = data.decode("utf-8")
+        except UnicodeDecodeError as exc:  # a JSONDecodeError, so FastAPI answers 422 json_invalid, not a 400
+            raise json.JSONDecodeError("not UTF-8 text", data.decode("utf-8", "replace"), exc.start) from None
+    else:
+        doc = data
 
     def refuse(name: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not a JSON number", doc, max(doc.find(name), 0))

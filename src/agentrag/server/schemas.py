@@ -189,4 +189,6 @@ class ServerSentEvent(BaseModel):
 
 
 # Answers that can stream: JSON, or server-sent events when `stream` is true.
-STREAMING = {200: {"content": {"text/event-stream": {"schema": ServerSentEvent.model_json_schema()}}}}
+STREAMING: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {"schema": ServerSentEvent.model_json_schema()}}}
+}
