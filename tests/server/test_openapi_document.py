@@ -110,3 +110,10 @@ def test_the_app_serves_again_after_its_lifespan_ran_twice(tmp_path: Path) -> No
         assert first.get("/v1/kb", headers=headers).status_code == 200
     with TestClient(app) as second:  # was a 500: the key store closed by the first shutdown
         assert second.get("/v1/kb", headers=headers).status_code == 200
+
+
+def test_the_document_says_every_v1_route_needs_a_bearer_key(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    assert document["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    for method, path, op in _operations(document):
+        assert (op.get("security") == [{"HTTPBearer": []}]) == path.startswith("/v1/"), (method, path)
