@@ -154,7 +154,8 @@ _ERRORS: dict[int, dict[str, Any]] = {
     },
     413: {
         "model": ErrorBody,
-        "description": "The body is over `server.max_json_kb`, or the upload over `ingest.max_file_mb`.",
+        "description": "The body is over `server.max_json_kb`, or the upload over `ingest.max_file_mb` or another "
+        "limit of the `ingest` settings (named in `detail`).",
     },
     415: {"model": ErrorBody, "description": "The file's content is not a supported type or contradicts its name."},
     422: {"model": ValidationErrorBody, "description": "The request is invalid; `detail` says where."},
