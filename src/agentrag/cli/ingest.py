@@ -45,6 +45,40 @@ def _summary(kb: str, report: IngestReport) -> str:
     return f"[bold]{escape(kb)}[/]: {', '.join(counts)} · {report.chunks} chunks · {report.seconds:.1f} s"
 
 
+class _Tally:
+    """What ingest reported, item by item: counted, and the lines a person should see printed as they come."""
+
+    def __init__(self, quiet: bool, verbose: bool) -> None:
+        self.quiet, self.verbose = quiet, verbose
+        self.counts: dict[str, int] = {}
+        self.failures: list[IngestStatus] = []
+        self.skips: list[IngestStatus] = []
+        self.partial: list[IngestStatus] = []  # stored, but some PDF pages could not be read
+
+    def add(self, item: IngestStatus) -> None:
+        self.counts[item.status] = self.counts.get(item.status, 0) + 1
+        if item.status == "failed":
+            self.failures.append(item)
+            self._say(f"[red]✗[/] {escape(item.path)}: {escape(item.error or 'failed')}")
+        elif item.status == "skipped":
+            self.skips.append(item)
+            self._say(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}")
+        elif item.unreadable_pages:
+            self.partial.append(item)
+            self._say(
+                f"[yellow]![/] {escape(item.path)}: {item.status}, {pages_phrase(item.unreadable_pages)} unreadable"
+            )
+        elif self.verbose and not self.quiet:
+            print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
+
+    def summary(self) -> str:
+        return " · ".join(f"{k} {v}" for k, v in self.counts.items() if v)
+
+    def _say(self, line: str) -> None:
+        if not self.quiet:
+            err.print(line, soft_wrap=True)
+
+
 @friendly_errors
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md, html, pdf, docx, jsonl corpus).")],
@@ -73,9 +107,7 @@ def ingest(
     knowledge_base = open_kb(home, kb, create=True)
     total = _corpus_units(discover(list(paths)))
     show_bar = not as_json and not verbose and err.is_terminal
-    failures: list[IngestStatus] = []
-    skips: list[IngestStatus] = []
-    partial: list[IngestStatus] = []  # stored, but some PDF pages could not be read
+    tally = _Tally(quiet=as_json, verbose=verbose)
 
     with Progress(
         TextColumn("[bold]ingest[/]"),
@@ -88,28 +120,12 @@ def ingest(
         transient=True,
     ) as bar:
         task = bar.add_task("ingest", total=total or None, summary="")
-        counts: dict[str, int] = {}
 
         def on_item(item: IngestStatus) -> None:
-            counts[item.status] = counts.get(item.status, 0) + 1
-            if item.status == "failed":
-                failures.append(item)
-                if not as_json:
-                    err.print(f"[red]✗[/] {escape(item.path)}: {escape(item.error or 'failed')}", soft_wrap=True)
-            elif item.status == "skipped":
-                skips.append(item)
-                if not as_json:
-                    err.print(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}", soft_wrap=True)
-            elif item.unreadable_pages:
-                partial.append(item)
-                if not as_json:
-                    lost = f"{pages_phrase(item.unreadable_pages)} unreadable"
-                    err.print(f"[yellow]![/] {escape(item.path)}: {item.status}, {lost}", soft_wrap=True)
-            elif verbose and not as_json:
-                print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
+            tally.add(item)
             if item.status != "deleted":
                 bar.update(task, advance=1)
-            bar.update(task, summary=" · ".join(f"{k} {v}" for k, v in counts.items() if v))
+            bar.update(task, summary=tally.summary())
 
         try:
             report = knowledge_base.ingest(list(paths), tags, on_item, sync=sync)
@@ -120,9 +136,9 @@ def ingest(
             {
                 "kb": kb,
                 **report.model_dump(exclude={"items"}),
-                "failures": [f.model_dump() for f in failures],
-                "skipped_files": [{"path": s.path, "reason": s.error} for s in skips],
-                "unreadable": [p.model_dump() for p in partial],
+                "failures": [f.model_dump() for f in tally.failures],
+                "skipped_files": [{"path": s.path, "reason": s.error} for s in tally.skips],
+                "unreadable": [p.model_dump() for p in tally.partial],
             }
         )
     else:
