@@ -34,7 +34,12 @@ class _Body(BaseModel):
 
 
 class CreateKB(_Body):
-    name: str = Field(description="1-64 letters, digits, '_', '.' or '-'")
+    name: str = Field(
+        max_length=200,
+        description="An id (1-64 letters, digits, '_', '.' or '-'), or a display name in any script (up to 100 "
+        "characters, no '/', '\\' or control characters), which then gets a derived id",
+    )
+    display_name: str | None = Field(None, max_length=200, description="What people see; default: `name`")
 
 
 class FilterBody(_Body):

@@ -82,10 +82,10 @@ def _stream(sessions: Sessions, knowledge_base: KnowledgeBase, body: AskBody, ke
 
 @router.get("/traces/{trace_id}")
 def trace(kb: str, trace_id: str, key: Key, service: ServiceDep) -> dict[str, Any]:
-    visible_kb(service, kb, key)
+    kb_id = visible_kb(service, kb, key).name
     if not trace_id.isalnum():
         raise HTTPException(404, "no such trace")
-    events = read_trace(service.layout.traces(kb), trace_id)
+    events = read_trace(service.layout.traces(kb_id), trace_id)
     if not events:
         raise HTTPException(404, "no such trace")
     return {"trace_id": trace_id, "events": [e.model_dump() for e in events]}

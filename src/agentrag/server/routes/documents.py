@@ -51,7 +51,7 @@ def upload(
     sent = file.filename or "upload"
     try:
         name = resolve_upload(sent, data)
-        path = upload_path(service.layout.uploads(kb), sent, name)
+        path = upload_path(service.layout.uploads(knowledge_base.name), sent, name)
     except LoadError as exc:
         raise HTTPException(415, str(exc)) from exc
     with service.upload_lock(path.parent.name), staged(path, data) as keep:
@@ -91,7 +91,7 @@ def delete_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> Resp
     knowledge_base = visible_kb(service, kb, key)
     document, _ = knowledge_base.document(doc_id)
     knowledge_base.delete(doc_id)
-    folder = service.layout.uploads(kb)
+    folder = service.layout.uploads(knowledge_base.name)
     uploaded = uploaded_file(folder, doc_id, document.source, document_id_for_path)
     if uploaded is not None:
         uploaded.unlink()
