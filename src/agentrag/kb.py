@@ -35,7 +35,7 @@ from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
-from agentrag.store.base import Store, StoreStats, make_store
+from agentrag.store.base import DocumentPage, DocumentQuery, Store, StoreStats, make_store
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 from agentrag.vocab import Mode, Preset
@@ -225,6 +225,13 @@ class KnowledgeBase:
 
     def documents(self, limit: int | None = None, offset: int = 0) -> list[Document]:
         return self.store.list_documents(limit, offset)
+
+    def find_documents(
+        self, text: str = "", tags: dict[str, str] | None = None, offset: int = 0, limit: int | None = None
+    ) -> DocumentPage:
+        """Documents whose title or source contains `text` (any case, any script) with every tag in `tags`,
+        newest ingest first; `total` counts them all, the page holds `limit` from `offset`."""
+        return self.store.find_documents(DocumentQuery(text=text, tags=tags or {}, offset=offset, limit=limit))
 
     def document(self, doc_id: str) -> tuple[Document, list[Chunk]]:
         doc = self.store.get_document(doc_id)
