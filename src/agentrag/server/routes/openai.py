@@ -7,7 +7,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from fastapi import HTTPException
@@ -16,7 +15,7 @@ from fastapi.responses import StreamingResponse
 from agentrag.agent.memory import Conversation, Turn
 from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
-from agentrag.server.answer_text import assessment_lines
+from agentrag.server.answer_text import answer_body, sources_block
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
 from agentrag.server.limits import check_length
@@ -52,13 +51,14 @@ def _conversation(messages: list[ChatMessage], last_question: ChatMessage) -> Co
     return conversation if conversation.turns else None
 
 
+def _sources_tail(answer: Answer) -> str:
+    """What follows the answer: its Sources block (cited passages, confidence, any sources that disagree)."""
+    block = sources_block(answer)
+    return "\n\n" + "\n".join(block) if block else ""
+
+
 def _with_sources(answer: Answer) -> str:
-    """The answer, then its Sources block: the cited passages, the confidence and any sources that disagree."""
-    lines = [
-        f"[{c.n}] {c.title or Path(c.source).name}" + (f" — {c.heading}" if c.heading else "") for c in answer.citations
-    ]
-    block = (["Sources:", *lines] if lines else []) + assessment_lines(answer)
-    return answer.answer + ("\n\n" + "\n".join(block) if block else "")
+    return answer_body(answer) + _sources_tail(answer)
 
 
 @router.post("/v1/chat/completions", response_model=None)
@@ -120,11 +120,11 @@ def _stream(
 
 
 def _final_chunks(answer: Answer, completion: _Completion, streamed: bool) -> Iterator[str]:
-    tail = _with_sources(answer)[len(answer.answer) :]
+    tail = _sources_tail(answer)
     if answer.unsupported:
         note = f"{len(answer.unsupported)} sentence(s) above are not supported by the cited passages."
         tail = f"\n\n(Citation check: {note})" + tail
-    if not streamed:
-        tail = answer.answer + tail
+    if not streamed:  # nothing went out yet: the answer as `answer_body` writes it, like the JSON response
+        tail = answer_body(answer) + tail
     yield completion.chunk({"content": tail})
     yield completion.chunk({}, "stop", citations=[c.model_dump() for c in answer.citations], agentrag=answer.contract())
