@@ -89,8 +89,13 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    include_usage: bool = False
+
+
 class ChatCompletionBody(BaseModel):
-    model: str = Field(description="the knowledge base to answer from")
+    model: str = Field(description="the knowledge base to answer from (its id or display name)")
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: StreamOptions | None = None
     budget: BudgetOverrides = None  # an extension field: the openai SDK sends it with extra_body={"budget": {...}}

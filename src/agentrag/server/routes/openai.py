@@ -57,6 +57,12 @@ def _sources_tail(answer: Answer) -> str:
     return "\n\n" + "\n".join(block) if block else ""
 
 
+def _usage(answer: Answer) -> dict[str, int]:
+    """The tokens this answer's LLM calls spent, as the endpoint counted them (0 model-free, or from the cache)."""
+    prompt, completion = answer.usage.prompt_tokens, answer.usage.completion_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def _with_sources(answer: Answer) -> str:
     return answer_body(answer) + _sources_tail(answer)
 
@@ -74,18 +80,15 @@ def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) ->
     conversation = _conversation(body.messages, user_turns[-1])
     completion = _Completion(model=body.model)
     if body.stream:
-        return sse.response(_stream(knowledge_base, question, conversation, completion, body.budget))
+        usage_chunk = bool(body.stream_options and body.stream_options.include_usage)
+        return sse.response(_stream(knowledge_base, question, conversation, completion, body.budget, usage_chunk))
     answer = knowledge_base.ask(question, conversation=conversation, budget=body.budget)
     return {
         **completion.head("chat.completion"),
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": _with_sources(answer)}, "finish_reason": "stop"}
         ],
-        "usage": {
-            "prompt_tokens": answer.usage.prompt_tokens,
-            "completion_tokens": answer.usage.completion_tokens,
-            "total_tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
-        },
+        "usage": _usage(answer),
         "citations": [c.model_dump() for c in answer.citations],
         "agentrag": answer.contract(),
     }
@@ -97,9 +100,11 @@ def _stream(
     conversation: Conversation | None,
     completion: _Completion,
     budget: dict[str, Any] | None = None,
+    usage_chunk: bool = False,
 ) -> Iterator[str]:
     """Tokens as the answer is written; then the sources, a note if the citation check changed anything,
-    and a final chunk carrying the checked citations."""
+    and a final chunk carrying the checked citations and the usage (and, with `stream_options.include_usage`,
+    the usage chunk without choices that the OpenAI API sends last)."""
     events = sse.run_streaming(
         lambda emit: knowledge_base.ask(
             question, conversation=conversation, budget=budget, on_token=lambda t: emit("token", t)
@@ -116,6 +121,8 @@ def _stream(
             yield completion.chunk({"content": f"Sorry, the answer failed: {value}"}, "stop")
         else:
             yield from _final_chunks(value, completion, streamed=bool(streamed))
+            if usage_chunk:
+                yield sse.data({**completion.head("chat.completion.chunk"), "choices": [], "usage": _usage(value)})
     yield sse.data("[DONE]")
 
 
@@ -127,4 +134,5 @@ def _final_chunks(answer: Answer, completion: _Completion, streamed: bool) -> It
     if not streamed:  # nothing went out yet: the answer as `answer_body` writes it, like the JSON response
         tail = answer_body(answer) + tail
     yield completion.chunk({"content": tail})
-    yield completion.chunk({}, "stop", citations=[c.model_dump() for c in answer.citations], agentrag=answer.contract())
+    citations = [c.model_dump() for c in answer.citations]
+    yield completion.chunk({}, "stop", citations=citations, agentrag=answer.contract(), usage=_usage(answer))
