@@ -11,10 +11,12 @@ The CLI and the HTTP service call exactly this.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import shutil
 import threading
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -33,12 +35,15 @@ from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
-from agentrag.store.base import Store, StoreStats, make_store
+from agentrag.store.base import DocumentPage, DocumentQuery, Store, StoreStats, make_store
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 from agentrag.vocab import Mode, Preset
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MAX_DISPLAY_NAME = 100
+# Display names are URL path segments too (`/v1/kb/{kb}`): no separators, no line breaks or control characters.
+_NOT_IN_DISPLAY_NAME = {"Cc", "Cs", "Zl", "Zp"}
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +83,37 @@ def validate_kb_name(name: str) -> str:
     return name
 
 
+class KnowledgeBaseNameTaken(ConfigError):
+    """The display name asked for belongs to another knowledge base, or this one already has another."""
+
+
+def normal_display_name(value: str, what: str = "knowledge base name") -> str:
+    """A display name as stored and compared: NFC, trimmed, 1-100 characters of any script."""
+    name = unicodedata.normalize("NFC", value).strip()
+    bad = next((c for c in name if unicodedata.category(c) in _NOT_IN_DISPLAY_NAME or c in "/\\"), None)
+    if not name or len(name) > MAX_DISPLAY_NAME or bad is not None or name in (".", ".."):
+        why = f"the character {bad!r} is not allowed" if bad is not None else f"use 1-{MAX_DISPLAY_NAME} characters"
+        raise ConfigError(f"invalid {what} {value!r}: {why} (any script; no '/', '\\' or control characters)")
+    return name
+
+
+def kb_id_for(name: str) -> str:
+    """The id a new knowledge base called `name` gets: the name itself when it is a valid id, else `kb-` and a
+    short hash of the display name (stable, so a key issued for a name before it exists is for that id)."""
+    shown = normal_display_name(name)
+    if KB_NAME.match(shown):
+        return shown
+    return "kb-" + hashlib.sha256(shown.encode("utf-8")).hexdigest()[:12]
+
+
+def resolve_kb(home: Path | str, name: str) -> str:
+    """The id `name` stands for: an existing knowledge base's id or display name, else the id it would get."""
+    found = Layout(Path(home)).find_kb(name) or Layout(Path(home)).find_kb(normal_display_name(name))
+    return found or kb_id_for(name)
+
+
 def list_knowledge_bases(home: Path | str) -> list[str]:
+    """The ids of the knowledge bases in `home`, sorted."""
     return Layout(Path(home)).knowledge_bases()
 
 
@@ -115,17 +150,29 @@ class KnowledgeBase:
         create: bool = True,
         embedder: Embedder | None = None,
         search_cache: bool = True,
+        display_name: str | None = None,
     ) -> KnowledgeBase:
-        """`search_cache=False`: searches never come from (or go into) the shared cache, as when measuring."""
+        """`name`: the id or the display name (any script) of the knowledge base; a new one named with something
+        other than a valid id gets a derived id (`kb_id_for`) and keeps `name` as its display name.
+        `display_name`: the one to give a new knowledge base (default: `name`).
+        `search_cache=False`: searches never come from (or go into) the shared cache, as when measuring."""
         settings = settings or load_settings(home)
         if home is not None and Path(home) != settings.home:
             settings = settings.model_copy(update={"home": Path(home)})
-        validate_kb_name(name)
-        if not create and not Layout(settings.home).store_file(name).exists():
-            known = list_knowledge_bases(settings.home)
+        layout = Layout(settings.home)
+        kb_id = resolve_kb(settings.home, name)
+        if not create and not layout.store_file(kb_id).exists():
+            known = [f"{kb} ({shown})" if shown and shown != kb else kb for kb, shown in _named(layout)]
             hint = f" (known: {', '.join(known)})" if known else " (run `agentrag ingest` first)"
             raise KnowledgeBaseNotFound(f"no knowledge base {name!r} in {settings.home}{hint}")
-        return cls(name, settings, embedder, search_cache=search_cache)
+        if create:
+            claim_display_name(layout, kb_id, display_name or name, explicit=display_name is not None)
+        return cls(kb_id, settings, embedder, search_cache=search_cache)
+
+    @property
+    def display_name(self) -> str:
+        """The name people see (any script); the id when none was given."""
+        return Layout(self.settings.home).kb_display_name(self.name) or self.name
 
     def _bind(self) -> None:
         """Check (or record) the embedding model before anything touches vectors."""
@@ -178,6 +225,13 @@ class KnowledgeBase:
 
     def documents(self, limit: int | None = None, offset: int = 0) -> list[Document]:
         return self.store.list_documents(limit, offset)
+
+    def find_documents(
+        self, text: str = "", tags: dict[str, str] | None = None, offset: int = 0, limit: int | None = None
+    ) -> DocumentPage:
+        """Documents whose title or source contains `text` (any case, any script) with every tag in `tags`,
+        newest ingest first; `total` counts them all, the page holds `limit` from `offset`."""
+        return self.store.find_documents(DocumentQuery(text=text, tags=tags or {}, offset=offset, limit=limit))
 
     def document(self, doc_id: str) -> tuple[Document, list[Chunk]]:
         doc = self.store.get_document(doc_id)
@@ -255,3 +309,24 @@ class KnowledgeBase:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _named(layout: Layout) -> list[tuple[str, str | None]]:
+    return [(kb, layout.kb_display_name(kb)) for kb in layout.knowledge_bases()]
+
+
+def claim_display_name(layout: Layout, kb_id: str, wanted: str, explicit: bool) -> None:
+    """Record `wanted` as the display name of `kb_id` (new, or without one of its own yet); display names are
+    unique in a data directory and never another knowledge base's id, so naming one is never ambiguous."""
+    shown = normal_display_name(wanted, "display_name" if explicit else "knowledge base name")
+    recorded = layout.kb_display_name(kb_id)
+    if recorded == shown:
+        return
+    if recorded not in (None, kb_id):
+        if not explicit:
+            return  # the name given resolved to this knowledge base; it keeps its display name
+        raise KnowledgeBaseNameTaken(f"display_name: knowledge base {kb_id!r} is already named {recorded!r}")
+    owner = layout.find_kb(shown)
+    if owner is not None and owner != kb_id:
+        raise KnowledgeBaseNameTaken(f"display_name: {shown!r} already names knowledge base {owner!r}")
+    layout.set_kb_display_name(kb_id, shown)

@@ -4,7 +4,8 @@
       agentrag.toml                 settings
       kbs/<name>/                   one knowledge base; the store keeps its files here (store.sqlite, ...)
       kbs/<name>/kb.json            its instance id, made with it: a knowledge base recreated under the same
-                                    name is a new instance, so nothing cached for the old one is served
+                                    name is a new instance, so nothing cached for the old one is served;
+                                    and its display name (any script; `<name>` is the safe id)
       traces/<kb>/<trace_id>.jsonl  every step of each answer
       failures.jsonl                questions that ended without a full answer
       conversations/<id>.json       conversations (the CLI's `chat --conversation` and the service's)
@@ -22,6 +23,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SETTINGS_FILE = "agentrag.toml"
 # The embedded store's database: its presence marks a folder under kbs/ as a knowledge base.
@@ -73,6 +75,28 @@ class Layout:
         finally:
             temp.unlink(missing_ok=True)
 
+    def kb_display_name(self, name: str) -> str | None:
+        """The display name recorded for the knowledge base `name` (its id), or None (one made before them)."""
+        value = _read_meta(self.kb_instance_file(name)).get("display_name")
+        return value if isinstance(value, str) and value else None
+
+    def set_kb_display_name(self, name: str, display_name: str) -> None:
+        """Record the display name beside the instance id (which is made first, so it is never lost)."""
+        path = self.kb_instance_file(name)
+        meta = {**_read_meta(path), "instance_id": self.kb_instance_id(name), "display_name": display_name}
+        temp = path.with_name(f".{INSTANCE_FILE}.{uuid.uuid4().hex}")
+        temp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        os.replace(temp, path)
+
+    def find_kb(self, name: str) -> str | None:
+        """The id of the knowledge base whose id, or else whose display name, is exactly `name`; None if none.
+
+        Only existing ids are compared, so no path is ever built from `name`."""
+        ids = self.knowledge_bases()
+        if name in ids:
+            return name
+        return next((kb for kb in ids if self.kb_display_name(kb) == name), None)
+
     def traces(self, kb: str) -> Path:
         return self.home / "traces" / kb
 
@@ -106,9 +130,14 @@ class Layout:
         return sorted(p.name for p in self.kbs.iterdir() if (p / STORE_FILE).exists())
 
 
-def _read_instance_id(path: Path) -> str | None:
+def _read_meta(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get("instance_id")
-    except (OSError, ValueError, AttributeError):
-        return None
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _read_instance_id(path: Path) -> str | None:
+    value = _read_meta(path).get("instance_id")
     return value if isinstance(value, str) and value else None

@@ -14,7 +14,11 @@ import uvicorn
 
 from agentrag.server.app import create_app
 from agentrag.settings import Settings, load_settings
+from tests.helpers import ASK_KEYS
 from tests.servers import free_port
+
+# The service's answer: the `ask --json` contract and the conversation it was asked in.
+SERVICE_ASK_KEYS = ASK_KEYS | {"conversation_id"}
 
 
 @dataclass

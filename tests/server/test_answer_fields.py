@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.helpers import ASK_KEYS, HOTEL, KESTREL_SLA, assert_hotel_conflict
-from tests.server.conftest import Running
+from tests.server.conftest import SERVICE_ASK_KEYS, Running
 from tests.server.test_api import make_kb, upload
 from tests.server.test_browser import CHROMIUM, EVIL, SCREENSHOTS
 
@@ -39,7 +39,7 @@ def sse_events(client: httpx.Client, path: str, body: dict[str, Any]) -> list[tu
 def test_ask_reports_the_conflict_newest_first_in_json_and_in_the_stream(running: Running) -> None:
     client = kb_with(running, HOTEL.files)
     answer = client.post("/v1/kb/kb/ask", json={"question": HOTEL.question}).json()
-    assert set(answer) == ASK_KEYS
+    assert set(answer) == SERVICE_ASK_KEYS
     assert_hotel_conflict(answer)
     assert answer["confidence"] == "high"
     assert answer["answer"].index("500") < answer["answer"].index("450"), "the value in force leads"
@@ -47,7 +47,7 @@ def test_ask_reports_the_conflict_newest_first_in_json_and_in_the_stream(running
     events = sse_events(client, "/v1/kb/kb/ask", {"question": HOTEL.question, "stream": True})
     name, done = events[-1]
     assert name == "done"
-    assert set(done) == ASK_KEYS
+    assert set(done) == SERVICE_ASK_KEYS
     assert_hotel_conflict(done)
     assert done["confidence"] == "high"
 

@@ -9,8 +9,7 @@ from urllib.parse import quote
 
 import httpx
 
-from tests.helpers import ASK_KEYS
-from tests.server.conftest import Running
+from tests.server.conftest import SERVICE_ASK_KEYS, Running
 
 POLICY = "# 报销制度\n\n## 住宿\n\n一线城市员工出差住宿标准为每晚五百元。\n"
 AURORA = "# Aurora\n\n## Errors\n\nError E1042 means the query is too complex: more than 128 clauses.\n"
@@ -70,7 +69,7 @@ def test_upload_ask_cited_answer_then_delete_removes_the_citation(running: Runni
     doc_id = created.json()["doc_id"]
     upload(client, "kb", "aurora.md", AURORA)
     answer = client.post("/v1/kb/kb/ask", json={"question": "出差住宿标准是多少？"}).json()
-    assert set(answer) == ASK_KEYS
+    assert set(answer) == SERVICE_ASK_KEYS
     assert "五百元" in answer["answer"]
     assert answer["citations"][0]["doc_id"] == doc_id
     assert answer["citations"][0]["source"] == "policy.md", "users see the file name, not the server's paths"

@@ -22,6 +22,7 @@ from starlette.types import Scope
 
 from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
+from agentrag.kb import KnowledgeBaseNameTaken
 from agentrag.server import access_log
 from agentrag.server.deps import Service
 from agentrag.server.headers import SecurityHeaders
@@ -73,7 +74,7 @@ def create_app_from_environment() -> FastAPI:
 
 
 def _agentrag_error(request: Request, exc: AgentragError) -> JSONResponse:
-    status = 404 if isinstance(exc, DocumentNotFound) else 422
+    status = 404 if isinstance(exc, DocumentNotFound) else 409 if isinstance(exc, KnowledgeBaseNameTaken) else 422
     return JSONResponse({"detail": str(exc)}, status_code=status)
 
 

@@ -10,7 +10,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrag.errors import ConfigError
-from agentrag.kb import KnowledgeBase, list_knowledge_bases, shared_embedder, validate_kb_name
+from agentrag.kb import KnowledgeBase, claim_display_name, list_knowledge_bases, resolve_kb, shared_embedder
 from agentrag.layout import Layout
 from agentrag.server.access_log import has_secret_param
 from agentrag.server.keys import ApiKey, KeyStore
@@ -44,13 +44,31 @@ class Service:
     def knowledge_bases(self) -> list[str]:
         return list_knowledge_bases(self.home)
 
-    def kb(self, name: str, create: bool = False) -> KnowledgeBase:
+    def resolve(self, name: str) -> str:
+        """The id `name` (an id or a display name) stands for; ConfigError for a name no knowledge base can have."""
+        return resolve_kb(self.home, name)
+
+    def kb(self, kb_id: str) -> KnowledgeBase:
+        """The open knowledge base `kb_id` (an id, as `resolve` gives)."""
         with self._lock:
-            if name not in self._kbs:
-                self._kbs[name] = KnowledgeBase.open(
-                    name, settings=self.settings, create=create, embedder=self.embedder
+            if kb_id not in self._kbs:
+                self._kbs[kb_id] = KnowledgeBase.open(
+                    kb_id, settings=self.settings, create=False, embedder=self.embedder
                 )
-            return self._kbs[name]
+            return self._kbs[kb_id]
+
+    def create(self, name: str, display_name: str | None = None) -> KnowledgeBase:
+        """Create (or open) the knowledge base `name`; one at a time, so display names stay unique."""
+        with self._lock:
+            kb_id = resolve_kb(self.home, name)
+            if kb_id in self._kbs:  # open already: only its display name may need recording (or refusing)
+                claim_display_name(self.layout, kb_id, display_name or name, explicit=display_name is not None)
+                return self._kbs[kb_id]
+            kb = KnowledgeBase.open(
+                name, settings=self.settings, create=True, embedder=self.embedder, display_name=display_name
+            )
+            self._kbs[kb.name] = kb
+            return kb
 
     def drop(self, name: str) -> None:
         with self._lock:
@@ -110,11 +128,12 @@ Key = Annotated[ApiKey, Depends(current_key)]
 
 
 def visible_kb(service: Service, name: str, key: ApiKey) -> KnowledgeBase:
-    """The knowledge base if this key may use it; 404 otherwise, whether or not it exists."""
+    """The knowledge base named `name` (its id or its display name) if this key may use it; 404 otherwise,
+    whether or not it exists, naming it as asked (never its id, so a refusal tells nothing)."""
     try:
-        validate_kb_name(name)
+        kb_id = service.resolve(name)
     except ConfigError as exc:
         raise HTTPException(404, f"no knowledge base {name!r}") from exc
-    if not key.can_use(name) or name not in service.knowledge_bases():
+    if not key.can_use(kb_id) or kb_id not in service.knowledge_bases():
         raise HTTPException(404, f"no knowledge base {name!r}")
-    return service.kb(name)
+    return service.kb(kb_id)

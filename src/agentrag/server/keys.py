@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentrag.kb import validate_kb_name
+from agentrag.kb import resolve_kb
 from agentrag.layout import Layout
 
 KEY_PREFIX = "ar_"
@@ -61,10 +61,12 @@ class KeyStore:
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(_SCHEMA)
         self._lock = threading.Lock()
+        self._home = home
 
     def create(self, kbs: list[str] | None = None, admin: bool = False, label: str = "") -> tuple[ApiKey, str]:
-        """A new key; the secret is returned here and never again."""
-        names = sorted({validate_kb_name(k) for k in kbs or []})
+        """A new key; the secret is returned here and never again. `kbs` are ids or display names, kept as the
+        ids they stand for (the id a display name will get, for a knowledge base not created yet)."""
+        names = sorted({resolve_kb(self._home, k) for k in kbs or []})
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(key_id=secrets.token_hex(6), kbs=frozenset(names), admin=admin, label=label)
         with self._lock:

@@ -14,7 +14,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from agentrag.agent.budget_overrides import KNOWN as BUDGET_KEYS
 from agentrag.agent.budget_overrides import check_overrides
 from agentrag.errors import ConfigError
-from agentrag.kb import KB_NAME
 from agentrag.text.dates import parse_date
 from agentrag.types import SearchFilter
 from agentrag.vocab import Channel, Mode, Preset
@@ -51,11 +50,12 @@ class _Body(BaseModel):
 
 
 class CreateKB(_Body):
-    # The pattern is documented here and checked by `validate_kb_name`, whose 422 says the rule in words.
     name: str = Field(
-        description="1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-        json_schema_extra={"pattern": KB_NAME.pattern},
+        max_length=200,
+        description="An id (1-64 letters, digits, '_', '.' or '-'), or a display name in any script (up to 100 "
+        "characters, no '/', '\\' or control characters), which then gets a derived id",
     )
+    display_name: str | None = Field(None, max_length=200, description="What people see; default: `name`")
 
 
 class FilterBody(_Body):
@@ -105,10 +105,15 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    include_usage: bool = False
+
+
 class ChatCompletionBody(BaseModel):
-    model: str = Field(description="the knowledge base to answer from")
+    model: str = Field(description="the knowledge base to answer from (its id or display name)")
     messages: list[ChatMessage] = Field(min_length=1)
     stream: StrictBool = False
+    stream_options: StreamOptions | None = None
     budget: BudgetOverrides = None  # an extension field: the openai SDK sends it with extra_body={"budget": {...}}
 
 

@@ -8,7 +8,7 @@ everything above live outside, so the embedded SQLite store and the Milvus backe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -51,6 +51,23 @@ class StoreStats:
     bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentQuery:
+    """Which documents to list: those whose title or source contains `text` (case-insensitive, any script) and
+    that carry every tag in `tags`, newest ingest first (then by title), `limit` of them from `offset`."""
+
+    text: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+    offset: int = 0
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPage:
+    documents: list[Document]
+    total: int  # every document the query matches, not only this page's
+
+
 # Keys and scores of one channel, best first.
 ChannelResult = list[tuple[int, float]]
 
@@ -72,6 +89,10 @@ class Store(Protocol):
     def get_document(self, doc_id: str) -> Document | None: ...
 
     def list_documents(self, limit: int | None = None, offset: int = 0) -> list[Document]: ...
+
+    def find_documents(self, query: DocumentQuery) -> DocumentPage:
+        """One page of the documents `query` matches, and how many it matches in all."""
+        ...
 
     def upsert_document(self, document: Document, pipeline: str, chunks: list[IndexedChunk]) -> None:
         """Replace the document and all its chunks atomically (all or nothing)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,11 +55,20 @@ def _ask(
 
 @router.post("/ask", response_model=None, responses={**STREAMING, **error_responses(*IN_KB, *WITH_BODY)})
 def ask(kb: str, body: AskBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
+    """The answer, with the `conversation_id` it was asked in: the one sent, or a new one when none was, so a
+    follow-up sent with it is read with this question and answer as its context."""
     knowledge_base = visible_kb(service, kb, key)
     check_length("question", body.question, service.settings.server.max_question_chars)
+    if body.conversation_id is None:
+        body = body.model_copy(update={"conversation_id": uuid.uuid4().hex})
     if not body.stream:
-        return _ask(service.sessions, knowledge_base, body, key).contract()
+        return _answered(_ask(service.sessions, knowledge_base, body, key), body)
     return sse.response(_stream(service.sessions, knowledge_base, body, key), {"X-Accel-Buffering": "no"})
+
+
+def _answered(answer: Answer, body: AskBody) -> dict[str, Any]:
+    """The `ask --json` contract and, beside it, the conversation the answer belongs to."""
+    return {**answer.contract(), "conversation_id": body.conversation_id}
 
 
 def _stream(sessions: Sessions, knowledge_base: KnowledgeBase, body: AskBody, key: ApiKey) -> Iterator[str]:
@@ -74,7 +84,7 @@ def _stream(sessions: Sessions, knowledge_base: KnowledgeBase, body: AskBody, ke
         )
         for citation in answer.citations:
             emit("citation", citation.model_dump())
-        return answer.contract()
+        return _answered(answer, body)
 
     for kind, value in sse.run_streaming(work, "agentrag-ask"):
         yield sse.event(kind, {"detail": str(value)} if kind == sse.ERROR else value)
@@ -82,10 +92,10 @@ def _stream(sessions: Sessions, knowledge_base: KnowledgeBase, body: AskBody, ke
 
 @router.get("/traces/{trace_id}", responses=error_responses(*IN_KB))
 def trace(kb: str, trace_id: str, key: Key, service: ServiceDep) -> dict[str, Any]:
-    visible_kb(service, kb, key)
+    kb_id = visible_kb(service, kb, key).name
     if not trace_id.isalnum():
         raise HTTPException(404, "no such trace")
-    events = read_trace(service.layout.traces(kb), trace_id)
+    events = read_trace(service.layout.traces(kb_id), trace_id)
     if not events:
         raise HTTPException(404, "no such trace")
     return {"trace_id": trace_id, "events": [e.model_dump() for e in events]}

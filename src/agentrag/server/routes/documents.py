@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from contextlib import suppress
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any
 
-from fastapi import File, Form, HTTPException, Response, UploadFile
+from fastapi import File, Form, HTTPException, Query, Response, UploadFile
 
 from agentrag.errors import DocumentNotFound, LoadError
 from agentrag.ingest.pipeline import document_id_for_path
@@ -15,6 +15,7 @@ from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router, loads_strict
 from agentrag.server.schemas import IN_KB, error_responses
 from agentrag.server.uploads import namesakes, resolve_upload, staged, upload_path, uploaded_file
+from agentrag.types import Document
 
 router = api_router(prefix="/v1/kb/{kb}", tags=["documents"])
 
@@ -52,7 +53,7 @@ def upload(
     sent = file.filename or "upload"
     try:
         name = resolve_upload(sent, data)
-        path = upload_path(service.layout.uploads(kb), sent, name)
+        path = upload_path(service.layout.uploads(knowledge_base.name), sent, name)
     except LoadError as exc:
         raise HTTPException(415, str(exc)) from exc
     with service.upload_lock(path.parent.name), staged(path, data) as keep:
@@ -76,10 +77,39 @@ def _forget(knowledge_base: KnowledgeBase, path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
+def _parse_tag_params(pairs: list[str]) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise HTTPException(422, f"tag: expected KEY=VALUE, got {pair!r}")
+        tags[name.strip()] = value.strip()
+    return tags
+
+
+def _listed(document: Document) -> dict[str, Any]:
+    """A document as the list shows it: every stored field, its file name and its number of chunks."""
+    return {
+        **document.model_dump(mode="json"),
+        "file_name": PurePath(document.source).name,
+        "chunks": document.n_chunks,
+    }
+
+
 @router.get("/documents", responses=error_responses(*IN_KB))
-def list_documents(kb: str, key: Key, service: ServiceDep) -> dict[str, Any]:
+def list_documents(
+    kb: str,
+    key: Key,
+    service: ServiceDep,
+    q: Annotated[str, Query(max_length=500, description="part of the title, file name or source; any case")] = "",
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    tag: Annotated[list[str] | None, Query(description="KEY=VALUE: only documents with this tag (repeatable)")] = None,
+) -> dict[str, Any]:
+    """One page of the documents, newest ingest first (then by title), and how many match in all."""
     knowledge_base = visible_kb(service, kb, key)
-    return {"documents": [d.model_dump(mode="json") for d in knowledge_base.documents()]}
+    page = knowledge_base.find_documents(q, _parse_tag_params(tag or []), offset, limit)
+    return {"documents": [_listed(d) for d in page.documents], "total": page.total, "offset": offset, "limit": limit}
 
 
 @router.get("/documents/{doc_id}", responses=error_responses(*IN_KB))
@@ -94,7 +124,7 @@ def delete_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> Resp
     knowledge_base = visible_kb(service, kb, key)
     document, _ = knowledge_base.document(doc_id)
     knowledge_base.delete(doc_id)
-    folder = service.layout.uploads(kb)
+    folder = service.layout.uploads(knowledge_base.name)
     uploaded = uploaded_file(folder, doc_id, document.source, document_id_for_path)
     if uploaded is not None:
         uploaded.unlink()

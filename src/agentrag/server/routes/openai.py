@@ -7,7 +7,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from fastapi import HTTPException
@@ -16,7 +15,7 @@ from fastapi.responses import StreamingResponse
 from agentrag.agent.memory import Conversation, Turn
 from agentrag.kb import KnowledgeBase
 from agentrag.server import sse
-from agentrag.server.answer_text import assessment_lines
+from agentrag.server.answer_text import answer_body, sources_block
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
 from agentrag.server.limits import check_length
@@ -52,13 +51,20 @@ def _conversation(messages: list[ChatMessage], last_question: ChatMessage) -> Co
     return conversation if conversation.turns else None
 
 
+def _sources_tail(answer: Answer) -> str:
+    """What follows the answer: its Sources block (cited passages, confidence, any sources that disagree)."""
+    block = sources_block(answer)
+    return "\n\n" + "\n".join(block) if block else ""
+
+
+def _usage(answer: Answer) -> dict[str, int]:
+    """The tokens this answer's LLM calls spent, as the endpoint counted them (0 model-free, or from the cache)."""
+    prompt, completion = answer.usage.prompt_tokens, answer.usage.completion_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def _with_sources(answer: Answer) -> str:
-    """The answer, then its Sources block: the cited passages, the confidence and any sources that disagree."""
-    lines = [
-        f"[{c.n}] {c.title or Path(c.source).name}" + (f" — {c.heading}" if c.heading else "") for c in answer.citations
-    ]
-    block = (["Sources:", *lines] if lines else []) + assessment_lines(answer)
-    return answer.answer + ("\n\n" + "\n".join(block) if block else "")
+    return answer_body(answer) + _sources_tail(answer)
 
 
 @router.post(
@@ -78,18 +84,15 @@ def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) ->
     conversation = _conversation(body.messages, user_turns[-1])
     completion = _Completion(model=body.model)
     if body.stream:
-        return sse.response(_stream(knowledge_base, question, conversation, completion, body.budget))
+        usage_chunk = bool(body.stream_options and body.stream_options.include_usage)
+        return sse.response(_stream(knowledge_base, question, conversation, completion, body.budget, usage_chunk))
     answer = knowledge_base.ask(question, conversation=conversation, budget=body.budget)
     return {
         **completion.head("chat.completion"),
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": _with_sources(answer)}, "finish_reason": "stop"}
         ],
-        "usage": {
-            "prompt_tokens": answer.usage.prompt_tokens,
-            "completion_tokens": answer.usage.completion_tokens,
-            "total_tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
-        },
+        "usage": _usage(answer),
         "citations": [c.model_dump() for c in answer.citations],
         "agentrag": answer.contract(),
     }
@@ -101,9 +104,11 @@ def _stream(
     conversation: Conversation | None,
     completion: _Completion,
     budget: dict[str, Any] | None = None,
+    usage_chunk: bool = False,
 ) -> Iterator[str]:
     """Tokens as the answer is written; then the sources, a note if the citation check changed anything,
-    and a final chunk carrying the checked citations."""
+    and a final chunk carrying the checked citations and the usage (and, with `stream_options.include_usage`,
+    the usage chunk without choices that the OpenAI API sends last)."""
     events = sse.run_streaming(
         lambda emit: knowledge_base.ask(
             question, conversation=conversation, budget=budget, on_token=lambda t: emit("token", t)
@@ -120,15 +125,18 @@ def _stream(
             yield completion.chunk({"content": f"Sorry, the answer failed: {value}"}, "stop")
         else:
             yield from _final_chunks(value, completion, streamed=bool(streamed))
+            if usage_chunk:
+                yield sse.data({**completion.head("chat.completion.chunk"), "choices": [], "usage": _usage(value)})
     yield sse.data("[DONE]")
 
 
 def _final_chunks(answer: Answer, completion: _Completion, streamed: bool) -> Iterator[str]:
-    tail = _with_sources(answer)[len(answer.answer) :]
+    tail = _sources_tail(answer)
     if answer.unsupported:
         note = f"{len(answer.unsupported)} sentence(s) above are not supported by the cited passages."
         tail = f"\n\n(Citation check: {note})" + tail
-    if not streamed:
-        tail = answer.answer + tail
+    if not streamed:  # nothing went out yet: the answer as `answer_body` writes it, like the JSON response
+        tail = answer_body(answer) + tail
     yield completion.chunk({"content": tail})
-    yield completion.chunk({}, "stop", citations=[c.model_dump() for c in answer.citations], agentrag=answer.contract())
+    citations = [c.model_dump() for c in answer.citations]
+    yield completion.chunk({}, "stop", citations=citations, agentrag=answer.contract(), usage=_usage(answer))

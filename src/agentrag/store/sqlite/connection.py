@@ -9,12 +9,14 @@ from pathlib import Path
 
 from agentrag.errors import StoreBusyError, StoreError
 from agentrag.settings import StoreSettings
+from agentrag.store.sqlite import listing
 
 
 def connect(path: Path, settings: StoreSettings, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection shared by the threads of one process (the store serialises them with its locks)."""
     con = sqlite3.connect(path, timeout=settings.busy_timeout_s, isolation_level=None, check_same_thread=False)
     try:
+        listing.register(con)
         con.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout_s * 1000)}")
         if read_only:
             con.execute("PRAGMA query_only=1")

@@ -24,10 +24,11 @@ import numpy.typing as npt
 
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
-from agentrag.store.base import ChannelResult, DocumentState, IndexedChunk, StoreStats
+from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
 from agentrag.store.sqlite.connection import begin_immediate, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
+from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
@@ -132,23 +133,8 @@ class SQLiteStore:
             return None
         return DocumentState(content_hash=row[0], pipeline=row[1], tags=json.loads(row[2]))
 
-    @staticmethod
-    def _document(row: sqlite3.Row | tuple[Any, ...]) -> Document:
-        return Document(
-            doc_id=row[0],
-            source=row[1],
-            title=row[2],
-            content_hash=row[3],
-            mtime=row[4],
-            date=dt.date.fromisoformat(row[5]) if row[5] else None,
-            tags=json.loads(row[6]),
-            meta=json.loads(row[7]),
-            n_chunks=row[8],
-            chars=row[9],
-            ingested_at=row[10],
-        )
-
-    _DOC_COLUMNS = "doc_id, source, title, content_hash, mtime, date, tags, meta, n_chunks, chars, ingested_at"
+    _document = staticmethod(document_from_row)
+    _DOC_COLUMNS = DOC_COLUMNS
 
     def get_document(self, doc_id: str) -> Document | None:
         with self._lock:
@@ -162,6 +148,13 @@ class SQLiteStore:
                 (-1 if limit is None else limit, offset),
             ).fetchall()
         return [self._document(r) for r in rows]
+
+    def find_documents(self, query: DocumentQuery) -> DocumentPage:
+        page, count, page_args, count_args = document_query_sql(query, self._DOC_COLUMNS)
+        with self._lock:
+            rows = self._con.execute(page, page_args).fetchall()
+            total = self._con.execute(count, count_args).fetchone()[0]
+        return DocumentPage([self._document(r) for r in rows], int(total))
 
     def _delete_chunks(self, con: sqlite3.Connection, doc_id: str, generation: int) -> None:
         keys = [r[0] for r in con.execute("SELECT key FROM chunks WHERE doc_id=?", (doc_id,))]
