@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,9 @@ from agentrag.store.base import Store, StoreStats, make_store
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 from agentrag.vocab import Mode, Preset
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -202,22 +205,28 @@ class KnowledgeBase:
         """The question-answering agent over this knowledge base (model-free unless an LLM is configured)."""
         if self._assistant is None:
             self._bind()
-            from agentrag.llm.client import make_llm  # the openai SDK loads only when answering
-
             layout = Layout(self.settings.home)
             self._assistant = Assistant(
                 self.retriever,
-                make_llm(
-                    self.settings.llm,
-                    cache=shared_cache(self.settings),
-                    cache_scope=lambda: f"{self._cache_namespace}@{self.store.generation}",
-                ),
+                self._llm(),
                 kb_name=self.name,
                 trace_dir=layout.traces(self.name),
                 failures_path=layout.failures,
                 count_documents=lambda: self.store.stats().documents,
             )
         return self._assistant
+
+    def _llm(self) -> LLMClient | None:
+        """The configured endpoint's client; model-free (None) never imports the openai SDK."""
+        if not self.settings.llm.configured:
+            return None
+        from agentrag.llm.client import make_llm
+
+        return make_llm(
+            self.settings.llm,
+            cache=shared_cache(self.settings),
+            cache_scope=lambda: f"{self._cache_namespace}@{self.store.generation}",
+        )
 
     def ask(
         self,

@@ -28,10 +28,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        info.version()
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of any error (and the debug log) on stderr.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
     ] = False,
 ) -> None:
     """Options for every command, given before it: agentrag --debug ingest ./docs"""

@@ -5,13 +5,11 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from agentrag.agent.budget_overrides import check_overrides
-from agentrag.agent.memory import Conversation
 from agentrag.cli.common import (
     HomeOption,
     JsonOption,
@@ -28,12 +26,14 @@ from agentrag.cli.common import (
 )
 from agentrag.errors import ConfigError
 from agentrag.failures import FailureLog
-from agentrag.kb import KnowledgeBase
 from agentrag.layout import Layout
 from agentrag.server.answer_text import confidence_line, conflict_heading, conflict_rows, shows_confidence
-from agentrag.session import LOCAL_OWNER, Sessions
 from agentrag.types import Answer
 from agentrag.vocab import Confidence, Mode, Preset
+
+if TYPE_CHECKING:  # the agent and the knowledge base load when a question is asked, not for --help
+    from agentrag.kb import KnowledgeBase
+    from agentrag.session import Sessions
 
 MODE_HELP = (
     "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
@@ -66,6 +66,8 @@ def budget_overrides(
     max_searches: int | None, max_llm_calls: int | None, max_seconds: float | None, pairs: list[str] | None
 ) -> dict[str, Any] | None:
     """The budget overrides given on the command line, checked against the budget model (errors name the flag)."""
+    from agentrag.agent.budget_overrides import check_overrides
+
     overrides: dict[str, Any] = dict(parse_pairs(pairs or [], "--budget"))
     flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds), strict=True))
     for flag, value in flags.items():
@@ -189,6 +191,9 @@ def chat(
 
     With --json, one JSON object per turn (JSON lines), read from standard input.
     """
+    from agentrag.kb import KnowledgeBase
+    from agentrag.session import LOCAL_OWNER, Sessions
+
     overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
     settings = settings_for(home)
     model_free_notice(settings, as_json)
@@ -212,6 +217,9 @@ def _chat_loop(
     as_json: bool,
 ) -> None:
     """One answer per line of input; a named conversation is kept in the data directory after every turn."""
+    from agentrag.agent.memory import Conversation
+    from agentrag.session import LOCAL_OWNER
+
     conversation = None if conversation_id else Conversation(conversation_id="cli")
     while True:
         try:

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,11 +18,14 @@ from rich.markup import escape
 from typer.exceptions import TyperException
 
 from agentrag.errors import AgentragError
-from agentrag.kb import KnowledgeBase
+from agentrag.llm.notice import model_free_notice as notice_for
 from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent
 from agentrag.types import SearchFilter
+
+if TYPE_CHECKING:  # the knowledge base (numpy, jieba, the agent) loads when a command opens one, not for --help
+    from agentrag.kb import KnowledgeBase
 
 out = Console()
 err = Console(stderr=True)
@@ -108,6 +111,8 @@ def settings_for(home: Path | None) -> Settings:
 
 
 def open_kb(home: Path | None, kb: str, create: bool = False) -> KnowledgeBase:
+    from agentrag.kb import KnowledgeBase
+
     return KnowledgeBase.open(kb, settings=settings_for(home), create=create)
 
 
@@ -163,8 +168,6 @@ _notice_shown = False
 def model_free_notice(settings: Settings, as_json: bool) -> None:
     """Say once per process, plainly, that no LLM is configured."""
     global _notice_shown
-    from agentrag.llm.client import model_free_notice as notice_for
-
     notice = notice_for(settings.llm)
     if notice and not _notice_shown and not as_json:
         err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)

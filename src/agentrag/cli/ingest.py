@@ -20,7 +20,7 @@ from agentrag.cli.common import (
     out,
     parse_pairs,
 )
-from agentrag.ingest.pipeline import discover
+from agentrag.ingest.files import discover
 from agentrag.types import IngestReport, IngestStatus
 
 
