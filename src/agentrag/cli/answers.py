@@ -15,6 +15,7 @@ from agentrag.cli.common import (
     JsonOption,
     KbOption,
     emit_json,
+    err,
     friendly_errors,
     model_free_notice,
     open_kb,
@@ -81,23 +82,27 @@ def budget_overrides(
     return check_overrides(overrides, labels) or None
 
 
-def print_answer(answer: Answer, text: bool = True) -> None:
-    """The short answer on its own line, the answer (unless `text` is False: it was streamed), its sources,
-    how sure it is, and the sources that disagree, newest first, the one in force marked."""
+def print_answer(answer: Answer, streamed: str | None = None) -> None:
+    """The short answer on its own line, the answer (unless it was `streamed`: then only what the citation check
+    changed), its sources, how sure it is, and the sources that disagree, newest first, the one in force marked."""
     if answer.short_answer:
         out.print(f"[bold]Answer:[/] [bold green]{escape(answer.short_answer)}[/]", highlight=False)
-    if text:
+    if streamed is None or not same_text(streamed, answer.answer):
+        # Not streamed, or the stream was replaced (it broke off and a fallback answered): the text as checked.
         out.print(("\n" if answer.short_answer else "") + escape(answer.answer), highlight=False)
-    if answer.citations:
-        out.print("\n[bold]Sources[/]")
-        for c in answer.citations:
-            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
-            heading = f" · {c.heading}" if c.heading else ""
-            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
-            out.print(f"      [dim]“{escape(snippet(c.quote, 200))}”[/]", highlight=False)
-    if answer.unsupported:
+        streamed = None
+    _print_sources(answer)
+    if answer.unsupported and streamed is None:
         out.print(
             f"\n[yellow]{len(answer.unsupported)} sentence(s) could not be matched to a source and are marked.[/]"
+        )
+    elif answer.unsupported:
+        # The streamed text cannot be marked after the fact: one line names what the check found unsourced.
+        quoted = " · ".join(f"“{s}”" for s in answer.unsupported)
+        out.print(
+            f"\n[yellow]unverified (no source found, citation removed):[/] {escape(quoted)}",
+            highlight=False,
+            soft_wrap=True,
         )
     _print_assessment(answer)
     u = answer.usage
@@ -105,6 +110,26 @@ def print_answer(answer: Answer, text: bool = True) -> None:
         f"\n[dim]{answer.mode} · {answer.stop_reason} · {u.llm_calls} LLM calls · {u.retrieval_calls} searches · "
         f"{u.ms} ms · trace {answer.trace_id}[/]"
     )
+
+
+def same_text(streamed: str, checked: str) -> bool:
+    """Whether the checked answer is the streamed one with only its citation marks changed."""
+    from agentrag.agent.citations import UNVERIFIED_EN, UNVERIFIED_ZH, strip_markers
+
+    def bare(text: str) -> str:
+        return "".join(strip_markers(text.replace(UNVERIFIED_EN, "").replace(UNVERIFIED_ZH, "")).split())
+
+    return bare(streamed) == bare(checked)
+
+
+def _print_sources(answer: Answer) -> None:
+    if answer.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in answer.citations:
+            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
+            heading = f" · {c.heading}" if c.heading else ""
+            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
+            out.print(f"      [dim]“{escape(snippet(c.quote, 200))}”[/]", highlight=False)
 
 
 _CONFIDENCE_STYLE = {Confidence.HIGH: "green", Confidence.PARTIAL: "yellow", Confidence.LOW: "bold yellow"}
@@ -162,12 +187,8 @@ def ask(
         emit_json(answer.contract())
         return
     if streamed:
-        print("\n")
-        if "".join(streamed).strip() != answer.answer.strip():
-            out.print("[dim]After the citation check:[/]")
-            print_answer(answer)
-            return
-        print_answer(answer, text=False)
+        print("\n", flush=True)
+        print_answer(answer, streamed="".join(streamed))
         return
     print_answer(answer)
 
@@ -236,7 +257,7 @@ def _chat_loop(
                 sessions.reset(LOCAL_OWNER, conversation_id)
             else:
                 conversation = Conversation(conversation_id="cli")
-            out.print("[dim]new conversation[/]")
+            err.print("[dim]new conversation[/]")
             continue
         answer = sessions.ask(
             knowledge_base,
