@@ -85,6 +85,42 @@ def list_knowledge_bases(home: Path | str) -> list[str]:
     return Layout(Path(home)).knowledge_bases()
 
 
+def narrowed(scope: SearchFilter, flt: SearchFilter | None) -> SearchFilter:
+    """`flt` kept inside `scope`: what the scope restricts stays restricted (its sources, documents and tags
+    win; dates take the tighter bound), and `flt` can only narrow what the scope leaves open."""
+    if flt is None:
+        return scope
+    starts = [d for d in (scope.date_from, flt.date_from) if d is not None]
+    ends = [d for d in (scope.date_to, flt.date_to) if d is not None]
+    return SearchFilter(
+        sources=scope.sources or flt.sources,
+        doc_ids=scope.doc_ids or flt.doc_ids,
+        tags={**flt.tags, **scope.tags},
+        date_from=max(starts) if starts else None,
+        date_to=min(ends) if ends else None,
+    )
+
+
+class ScopedRetriever(Retriever):
+    """The knowledge base's retriever with every search kept inside one filter (`ask --filter`)."""
+
+    def __init__(self, base: Retriever, scope: SearchFilter) -> None:
+        super().__init__(
+            base.store, base.embedder, base.settings, base.reranker, base.rerank_top_n, base.cache, base.namespace
+        )
+        self.scope = scope
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        channel: Channel | None = None,
+        flt: SearchFilter | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
+    ) -> list[Hit]:
+        return super().search(query, k, channel, narrowed(self.scope, flt), query_vector)
+
+
 class KnowledgeBase:
     def __init__(
         self, name: str, settings: Settings, embedder: Embedder | None = None, *, search_cache: bool = True
@@ -205,16 +241,19 @@ class KnowledgeBase:
         """The question-answering agent over this knowledge base (model-free unless an LLM is configured)."""
         if self._assistant is None:
             self._bind()
-            layout = Layout(self.settings.home)
-            self._assistant = Assistant(
-                self.retriever,
-                self._llm(),
-                kb_name=self.name,
-                trace_dir=layout.traces(self.name),
-                failures_path=layout.failures,
-                count_documents=lambda: self.store.stats().documents,
-            )
+            self._assistant = self._make_assistant(self.retriever, self._llm())
         return self._assistant
+
+    def _make_assistant(self, retriever: Retriever, llm: LLMClient | None) -> Assistant:
+        layout = Layout(self.settings.home)
+        return Assistant(
+            retriever,
+            llm,
+            kb_name=self.name,
+            trace_dir=layout.traces(self.name),
+            failures_path=layout.failures,
+            count_documents=lambda: self.store.stats().documents,
+        )
 
     def _llm(self) -> LLMClient | None:
         """The configured endpoint's client; model-free (None) never imports the openai SDK."""
@@ -238,14 +277,19 @@ class KnowledgeBase:
         on_event: Callable[[TraceEvent], None] | None = None,
         on_token: Callable[[str], None] | None = None,
         user_facts: list[str] | None = None,
+        flt: SearchFilter | None = None,
     ) -> Answer:
         """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape.
 
         `user_facts`: what the asker said about themselves earlier (long-term memory), given to the
         synthesizer as context about the user, never as evidence. `conversation` gains this turn (older
-        turns folded into its summary within this question's budget).
+        turns folded into its summary within this question's budget). `flt`: every search of this question
+        (planned, rewritten or a tool's) stays inside it, as `search` with the same filter would.
         """
-        return self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
+        assistant = self.assistant
+        if flt is not None and not flt.is_empty():
+            assistant = self._make_assistant(ScopedRetriever(self.retriever, flt), assistant.llm)
+        return assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from agentrag.cli.common import (
+    FILTER_HELP,
     HomeOption,
     JsonOption,
     KbOption,
@@ -20,6 +21,7 @@ from agentrag.cli.common import (
     model_free_notice,
     open_kb,
     out,
+    parse_filter,
     parse_pairs,
     print_progress,
     settings_for,
@@ -45,6 +47,7 @@ BUDGET_FLAGS = {
     "--max-searches": "max_retrieval_calls",
     "--max-llm-calls": "max_llm_calls",
     "--max-seconds": "max_seconds",
+    "-k": "evidence_k",
 }
 MaxSearches = Annotated[
     int | None, typer.Option("--max-searches", help="At most N searches for this question (overrides the preset).")
@@ -52,6 +55,9 @@ MaxSearches = Annotated[
 MaxLLMCalls = Annotated[int | None, typer.Option("--max-llm-calls", help="At most N LLM calls (overrides the preset).")]
 MaxSeconds = Annotated[
     float | None, typer.Option("--max-seconds", help="Wall time for the whole question (overrides the preset).")
+]
+EvidenceK = Annotated[
+    int | None, typer.Option("-k", help="At most K passages handed to the answer (the preset's evidence_k).")
 ]
 BudgetPairs = Annotated[
     list[str] | None,
@@ -64,13 +70,17 @@ BudgetPairs = Annotated[
 
 
 def budget_overrides(
-    max_searches: int | None, max_llm_calls: int | None, max_seconds: float | None, pairs: list[str] | None
+    max_searches: int | None,
+    max_llm_calls: int | None,
+    max_seconds: float | None,
+    pairs: list[str] | None,
+    k: int | None = None,
 ) -> dict[str, Any] | None:
     """The budget overrides given on the command line, checked against the budget model (errors name the flag)."""
     from agentrag.agent.budget_overrides import check_overrides
 
     overrides: dict[str, Any] = dict(parse_pairs(pairs or [], "--budget"))
-    flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds), strict=True))
+    flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds, k), strict=True))
     for flag, value in flags.items():
         if value is None:
             continue
@@ -158,15 +168,18 @@ def ask(
     max_llm_calls: MaxLLMCalls = None,
     max_seconds: MaxSeconds = None,
     budget: BudgetPairs = None,
+    k: EvidenceK = None,
+    filter_: Annotated[list[str] | None, typer.Option("--filter", help=FILTER_HELP)] = None,
     home: HomeOption = None,
     kb: KbOption = "default",
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the knowledge base, with checked citations.
 
-    Example: agentrag ask "标准版和企业版有什么区别？" --stream --max-searches 4
+    Example: agentrag ask "标准版和企业版有什么区别？" --stream --max-searches 4 --filter team=sales
     """
-    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
+    flt = parse_filter(filter_ or [])
+    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget, k)
     model_free_notice(settings_for(home), as_json)
     streamed: list[str] = []
 
@@ -182,6 +195,7 @@ def ask(
             budget=overrides,
             on_event=print_progress if stream else None,
             on_token=on_token if stream and not as_json else None,
+            flt=flt,
         )
     if as_json:
         emit_json(answer.contract())
