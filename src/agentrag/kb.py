@@ -28,7 +28,7 @@ from agentrag.agent.memory import Conversation
 from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound, StoreBusyError
-from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
+from agentrag.ingest.pipeline import ChunkProgressCallback, IngestPipeline, ProgressCallback
 from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
@@ -181,14 +181,17 @@ class KnowledgeBase:
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
         sync: bool = False,
+        on_chunks: ChunkProgressCallback | None = None,
     ) -> IngestReport:
         """Add, update or skip each file (by content hash); `source_root` records sources relative to it.
 
         A file renamed with its content unchanged is moved (its chunks and vectors kept); nothing else is
-        deleted unless `sync`: then the documents of files gone from each folder in `paths` are."""
+        deleted unless `sync`: then the documents of files gone from each folder in `paths` are.
+        `progress` hears of each file as it ends (files of a folder with a type that is not ingested: skipped);
+        `on_chunks` of the chunks embedded so far, after each embedding call (`ChunkProgress`)."""
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
-        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync)
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync, on_chunks=on_chunks)
         try:
             self.store.optimize()
         except StoreBusyError as exc:  # everything is committed; compaction waits for the next write

@@ -50,7 +50,7 @@ def main_options(
 
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(service.keys_app, name="keys")
-app.command()(ingest.ingest)
+app.command(epilog=ingest.EXIT_CODES_HELP)(ingest.ingest)
 app.command()(search.search)
 app.command()(answers.ask)
 app.command()(answers.chat)

@@ -22,10 +22,19 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
-from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
+from agentrag.ingest.files import (
+    NotRegularFile,
+    discover,
+    display,
+    document_id_for_path,
+    read_bounded,
+    regular_file,
+    unsupported_type,
+)
 from agentrag.ingest.loaders import load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
@@ -36,9 +45,30 @@ from agentrag.text.fingerprint import fingerprint, sha256_bytes
 from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
 from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
 
-__all__ = ["IngestPipeline", "ProgressCallback", "discover", "document_id_for_path", "embedding_text"]
+__all__ = [
+    "ChunkProgress",
+    "ChunkProgressCallback",
+    "IngestPipeline",
+    "ProgressCallback",
+    "discover",
+    "document_id_for_path",
+    "embedding_text",
+]
+
+
+class ChunkProgress(BaseModel):
+    """Chunks embedded so far, reported after each embedding call (`embed_batch_size` chunks): a large document
+    shows progress long before it is stored (its `IngestStatus`)."""
+
+    path: str  # the document these chunks belong to
+    done: int  # its chunks embedded so far
+    of: int  # its chunks
+    chunks: int  # chunks embedded in this ingest so far, every document
+    seconds: float  # since this ingest started
+
 
 ProgressCallback = Callable[[IngestStatus], None]
+ChunkProgressCallback = Callable[[ChunkProgress], None]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +115,9 @@ class IngestPipeline:
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
         self._source_root: Path | None = None
         self._paths = SourcePaths(None, set())
+        self._on_chunks: ChunkProgressCallback | None = None
+        self._embedded = 0  # chunks embedded in this ingest, for `ChunkProgress`
+        self._started = 0.0
 
     # ------------------------------------------------------------------ public
 
@@ -95,13 +128,17 @@ class IngestPipeline:
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
         sync: bool = False,
+        on_chunks: ChunkProgressCallback | None = None,
     ) -> IngestReport:
         """Ingest files and folders; every file ends as added, updated, unchanged, skipped or failed.
 
         `source_root`: record sources relative to this folder (the service stores uploads under its data
         directory and shows users the file name, not the server's paths); absolute paths otherwise.
-        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`)."""
-        started = time.perf_counter()
+        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`).
+        `progress` hears of every file (and every file of a folder that is not ingested: skipped, with its
+        type); `on_chunks` of the chunks embedded, after each embedding call."""
+        started = self._started = time.perf_counter()
+        self._on_chunks, self._embedded = on_chunks, 0
         report = IngestReport()
         tags = dict(tags or {})
 
@@ -111,7 +148,10 @@ class IngestPipeline:
                 progress(item)
 
         self._source_root = source_root.resolve() if source_root is not None else None
-        files = discover(paths)
+        unsupported: list[Path] = []
+        files = discover(paths, unsupported)
+        for path in unsupported:
+            emit(IngestStatus(path=display(path), status="skipped", error=unsupported_type(path)))
         present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
         self._paths = SourcePaths(self._source_root, present)
         self._run(self._prepare(files, tags, emit), emit)
@@ -256,7 +296,7 @@ class IngestPipeline:
         """Embed in a worker thread, one batch ahead of the commits."""
         batch_size = self.settings.ingest.embed_batch_size
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrag-embed") as pool:
-            in_flight: tuple[list[_Prepared], Future[Vectors]] | None = None
+            in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None = None
             batch: list[_Prepared] = []
             size = 0
             for item in prepared:
@@ -273,19 +313,56 @@ class IngestPipeline:
     def _rotate(
         self,
         pool: ThreadPoolExecutor,
-        in_flight: tuple[list[_Prepared], Future[Vectors]] | None,
+        in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None,
         batch: list[_Prepared],
         emit: ProgressCallback,
-    ) -> tuple[list[_Prepared], Future[Vectors]]:
+    ) -> tuple[list[_Prepared], list[Future[Vectors]]]:
         texts = [t for item in batch for t in item.texts]
-        future = pool.submit(self.embedder.embed_passages, texts)
+        # Calls of about embed_batch_size chunks, in order on the one worker: progress after each.
+        calls = -(-len(texts) // self.settings.ingest.embed_batch_size)
+        step = -(-len(texts) // calls)
+        futures = [pool.submit(self.embedder.embed_passages, texts[i : i + step]) for i in range(0, len(texts), step)]
         if in_flight is not None:
             self._commit(*in_flight, emit)
-        return batch, future
+        return batch, futures
 
-    def _commit(self, batch: list[_Prepared], future: Future[Vectors], emit: ProgressCallback) -> None:
+    def _vectors(self, batch: list[_Prepared], futures: list[Future[Vectors]]) -> Vectors:
+        """The batch's vectors, reporting each embedding call's chunks as it finishes (to `on_chunks`)."""
+        parts: list[Vectors] = []
+        done = 0
         try:
-            vectors = future.result()
+            for future in futures:
+                parts.append(future.result())
+                self._report_chunks(batch, done, done + len(parts[-1]))
+                done += len(parts[-1])
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _report_chunks(self, batch: list[_Prepared], start: int, end: int) -> None:
+        """`ChunkProgress` for each document with chunks among the batch's chunks [start, end)."""
+        self._embedded += end - start
+        if self._on_chunks is None:
+            return
+        offset = 0
+        for item in batch:
+            first, last = offset, offset + len(item.texts)
+            offset = last
+            if last > start and first < end:
+                progress = ChunkProgress(
+                    path=item.path,
+                    done=min(end, last) - first,
+                    of=len(item.texts),
+                    chunks=self._embedded,
+                    seconds=time.perf_counter() - self._started,
+                )
+                self._on_chunks(progress)
+
+    def _commit(self, batch: list[_Prepared], futures: list[Future[Vectors]], emit: ProgressCallback) -> None:
+        try:
+            vectors = self._vectors(batch, futures)
         except Exception as exc:
             if isinstance(exc, AgentragError) or len(batch) == 1:  # the backend failed: every document did
                 for item in batch:
