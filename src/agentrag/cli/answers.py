@@ -23,7 +23,7 @@ from agentrag.cli.common import (
     out,
     parse_filter,
     parse_pairs,
-    print_progress,
+    question_progress,
     settings_for,
     snippet,
 )
@@ -193,7 +193,7 @@ def ask(
             mode=mode,
             preset=preset,
             budget=overrides,
-            on_event=print_progress if stream else None,
+            on_event=question_progress(stream),
             on_token=on_token if stream and not as_json else None,
             flt=flt,
         )
@@ -282,7 +282,7 @@ def _chat_loop(
             mode=mode,
             preset=preset,
             budget=budget,
-            on_event=print_progress if interactive else None,
+            on_event=question_progress(interactive),
         )
         if as_json:
             emit_json({**answer.contract(), "question": text, "search_query": answer.search_query})

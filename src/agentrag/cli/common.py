@@ -23,6 +23,7 @@ from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent
 from agentrag.types import SearchFilter
+from agentrag.vocab import TraceStep
 
 if TYPE_CHECKING:  # the knowledge base (numpy, jieba, the agent) loads when a command opens one, not for --help
     from agentrag.kb import KnowledgeBase
@@ -177,3 +178,25 @@ def model_free_notice(settings: Settings, as_json: bool) -> None:
 def print_progress(event: TraceEvent) -> None:
     if event.message:
         err.print(f"[dim]… {escape(event.message)}[/]", soft_wrap=True, highlight=False)
+
+
+def question_progress(stream: bool) -> Callable[[TraceEvent], None]:
+    """What `ask` and `chat` show on stderr while a question runs: every step with `stream`; always the first
+    fallback with the error behind it (the endpoint's: connection refused, a 401, a timeout), once: later
+    fallbacks of the question follow from it."""
+    named = False
+
+    def on_event(event: TraceEvent) -> None:
+        nonlocal named
+        if event.step != TraceStep.FALLBACK or named:
+            if stream:
+                print_progress(event)
+            return
+        named = True
+        line = f"{event.message or 'the model failed'} ({event.reason})"
+        if stream:
+            err.print(f"[dim]…[/] [yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
+        else:
+            err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True, highlight=False)
+
+    return on_event
