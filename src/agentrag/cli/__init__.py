@@ -63,7 +63,7 @@ app.command()(info.version)
 
 def main() -> None:
     try:
-        app()
+        app(prog_name="agentrag")  # usage lines say `agentrag`, also under `python -m agentrag.cli`
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
