@@ -309,3 +309,14 @@ def test_sync_deletes_the_documents_of_files_gone_from_the_folder(kb: KnowledgeB
     assert any("六百元" in t for t in texts)
     assert not any("五百元" in t for t in texts), "the old text is no longer served"
     assert kb.ingest([docs], sync=True).deleted == 0
+
+
+def test_same_content_under_two_upload_folders_stays_two_documents(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """The service stores each upload in its own folder and records its source relative to it: a second file with
+    the first one's content is a document of its own, not a rename of the first."""
+    first = write(tmp_path / "uploads" / "a1" / "glacier notes.md", "# Glacier notes\n\nGlacier G7 melts at noon.\n")
+    second = write(tmp_path / "uploads" / "b2" / "copy of notes.md", first.read_text(encoding="utf-8"))
+    assert kb.ingest([first], source_root=first.parent).added == 1
+    report = kb.ingest([second], source_root=second.parent)
+    assert [item.status for item in report.items] == ["added"]
+    assert sorted(d.source for d in kb.documents()) == ["copy of notes.md", "glacier notes.md"]

@@ -29,7 +29,7 @@ from agentrag.vocab import Channel, JsonMode, LLMRole
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
 # pipeline id differs are re-indexed on the next ingest, and eval knowledge bases are rebuilt.
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "1"  # a change of one loader's output is versioned in LOADER_FORMATS instead (ingest/loaders)
 
 
 class _Section(BaseModel):
@@ -54,8 +54,21 @@ class ChunkingSettings(_Section):
         return self
 
 
+class ParseLimits(_Section):
+    """Work one file may take to parse, beside its size: a small file can unpack to millions of paragraphs or
+    thousands of pages. A file over a limit is refused with an error naming the limit (its setting)."""
+
+    max_pages: int = Field(2000, ge=1, description="PDF pages.")
+    max_paragraphs: int = Field(
+        100_000, ge=1, description="Paragraphs, list items, table cells and empty paragraphs of one document."
+    )
+    max_unzipped_mb: float = Field(200.0, gt=0, description="Decompressed size of a zip-based file (DOCX).")
+    max_parse_seconds: float = Field(120.0, gt=0, description="Wall time to parse one file.")
+
+
 class IngestSettings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    limits: ParseLimits = Field(default_factory=ParseLimits)
     max_file_mb: float = Field(64.0, gt=0, description="Files larger than this are refused with a clear error.")
     embed_batch_size: int = Field(32, ge=1, le=1024, description="Chunks per embedding call.")
 

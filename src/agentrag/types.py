@@ -38,6 +38,8 @@ class LoadedDocument(BaseModel):
     doc_id: str | None = None  # only formats that carry their own ids (the benchmark JSONL corpus)
     source: str | None = None  # overrides the file path, e.g. "corpus.jsonl#doc-17"
     meta: dict[str, str] = Field(default_factory=dict)
+    # A plain default, not a factory: model_construct (the JSONL corpus's fast path) would inspect a factory per record.
+    unreadable_pages: tuple[int, ...] = Field((), description="Pages whose text could not be read.")
 
     @property
     def text(self) -> str:
@@ -76,6 +78,9 @@ class Chunk(BaseModel):
     source: str = ""
     heading_path: tuple[str, ...] = ()
     page: int | None = None
+    page_breaks: tuple[tuple[int, int], ...] = Field(
+        (), description="For a chunk that spans pages: (offset in `text`, page) where each later page begins."
+    )
     char_start: int = 0
     char_end: int = 0
     date: dt.date | None = None
@@ -85,6 +90,20 @@ class Chunk(BaseModel):
     @property
     def heading(self) -> str:
         return " > ".join(self.heading_path)
+
+    def page_at(self, offset: int) -> int | None:
+        """The page the character at `offset` of `text` is on (`page` is only where the chunk starts)."""
+        page = self.page
+        for start, number in self.page_breaks:
+            if start > offset:
+                break
+            page = number
+        return page
+
+    def page_of(self, quote: str) -> int | None:
+        """The page a quoted sentence of this chunk is on; the chunk's first page when it is not found."""
+        at = self.text.find(quote) if quote and self.page_breaks else -1
+        return self.page if at < 0 else self.page_at(at)
 
 
 class SearchFilter(BaseModel):
@@ -142,6 +161,8 @@ class IngestStatus(BaseModel):
     status: Literal["added", "updated", "unchanged", "skipped", "deleted", "failed"]
     chunks: int = 0
     error: str | None = None  # why it failed, or why it was skipped
+    limit: str | None = Field(None, description="For a file refused as too much work: the setting it passed.")
+    unreadable_pages: tuple[int, ...] = Field((), description="PDF pages stored without their text.")
 
 
 class IngestReport(BaseModel):

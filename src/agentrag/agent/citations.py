@@ -156,6 +156,7 @@ class CitationChecker:
             if supported:
                 for n in supported:
                     chunk = passages[n - 1]
+                    quote = verdict[n][1] or best_quote(claim, chunk.text)[0]
                     citations.setdefault(
                         n,
                         Citation(
@@ -163,10 +164,10 @@ class CitationChecker:
                             doc_id=chunk.doc_id,
                             chunk_id=chunk.chunk_id,
                             source=chunk.source,
-                            quote=verdict[n][1] or best_quote(claim, chunk.text)[0],
+                            quote=quote,
                             title=chunk.title,
                             heading=chunk.heading,
-                            page=chunk.page,
+                            page=chunk.page_of(quote),  # the quoted sentence's page: a chunk may span two
                         ),
                     )
                 line_parts.append(attach_markers(claim, supported))

@@ -33,6 +33,7 @@ from agentrag.cli.common import (
     parse_pairs,
 )
 from agentrag.ingest.files import discover, display
+from agentrag.ingest.loaders.common import pages_phrase
 from agentrag.types import IngestReport, IngestStatus
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class IngestDisplay:
         self.in_flight: dict[str, float] = {}  # the share of each file's chunks embedded, until it ends
         self.failures: list[IngestStatus] = []
         self.skips: list[IngestStatus] = []
+        self.partial: list[IngestStatus] = []  # stored, but some PDF pages could not be read
 
     def on_item(self, item: IngestStatus) -> None:
         self.counts[item.status] = self.counts.get(item.status, 0) + 1
@@ -90,6 +92,10 @@ class IngestDisplay:
             self.skips.append(item)
             if item.path not in self.unsupported or self.verbose:  # unsupported types: counted, named with -v
                 self._note(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}")
+        elif item.unreadable_pages:
+            self.partial.append(item)
+            pages = pages_phrase(item.unreadable_pages)
+            self._note(f"[yellow]![/] {escape(item.path)}: {item.status}, {pages} unreadable")
         elif self.verbose and not self.as_json:
             print(f"{item.status:9s} {item.path} ({item.chunks} chunks)", flush=True)
         if item.status != "deleted" and item.path not in self.unsupported:
@@ -181,6 +187,7 @@ def ingest(
                 **report.model_dump(exclude={"items"}),
                 "failures": [f.model_dump() for f in shown.failures],
                 "skipped_files": [{"path": s.path, "reason": s.error} for s in shown.skips],
+                "unreadable": [p.model_dump() for p in shown.partial],
             }
         )
     else:

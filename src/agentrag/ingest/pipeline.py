@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
@@ -35,7 +34,8 @@ from agentrag.ingest.files import (
     regular_file,
     unsupported_type,
 )
-from agentrag.ingest.loaders import load_path
+from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path
+from agentrag.ingest.progress import ChunkCounter, ChunkProgress, ChunkProgressCallback
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
 from agentrag.settings import Settings
@@ -56,19 +56,7 @@ __all__ = [
 ]
 
 
-class ChunkProgress(BaseModel):
-    """Chunks embedded so far, reported after each embedding call (`embed_batch_size` chunks): a large document
-    shows progress long before it is stored (its `IngestStatus`)."""
-
-    path: str  # the document these chunks belong to
-    done: int  # its chunks embedded so far
-    of: int  # its chunks
-    chunks: int  # chunks embedded in this ingest so far, every document
-    seconds: float  # since this ingest started
-
-
 ProgressCallback = Callable[[IngestStatus], None]
-ChunkProgressCallback = Callable[[ChunkProgress], None]
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +91,8 @@ class _Prepared:
     body_tokens: list[list[str]]
     status: Literal["added", "updated"]
     path: str
+    unreadable_pages: tuple[int, ...]
+    pipeline: str = ""  # the pipeline id it is stored under (the loader's format included)
 
 
 class IngestPipeline:
@@ -113,11 +103,10 @@ class IngestPipeline:
         self.splitter = Splitter(settings.ingest.chunking)
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
+        self.limits = settings.ingest.limits
         self._source_root: Path | None = None
         self._paths = SourcePaths(None, set())
-        self._on_chunks: ChunkProgressCallback | None = None
-        self._embedded = 0  # chunks embedded in this ingest, for `ChunkProgress`
-        self._started = 0.0
+        self._chunks = ChunkCounter()
 
     # ------------------------------------------------------------------ public
 
@@ -137,8 +126,8 @@ class IngestPipeline:
         `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`).
         `progress` hears of every file (and every file of a folder that is not ingested: skipped, with its
         type); `on_chunks` of the chunks embedded, after each embedding call."""
-        started = self._started = time.perf_counter()
-        self._on_chunks, self._embedded = on_chunks, 0
+        started = time.perf_counter()
+        self._chunks = ChunkCounter(on_chunks)
         report = IngestReport()
         tags = dict(tags or {})
 
@@ -175,13 +164,14 @@ class IngestPipeline:
             except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
                 emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
             except Exception as exc:  # one bad document is one failure line, whatever raised
-                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc)))
+                limit = exc.limit if isinstance(exc, LimitError) else None
+                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc), limit=limit))
 
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
             # A corpus file: every record is a document with its own id and hash.
-            for loaded in load_path(path, self.max_bytes):
+            for loaded in load_path(path, self.max_bytes, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 self._paths.present.add(doc_id)
@@ -197,12 +187,14 @@ class IngestPipeline:
         content_hash = sha256_bytes(data)
         doc_id = document_id_for_path(path)
         source = self._source(path)
-        if self._unchanged(doc_id, content_hash, tags, source, emit):
+        pipeline = self._pipeline_for(path)
+        if self._unchanged(doc_id, content_hash, tags, source, emit, pipeline):
             return
-        renamed = moved_from(self.store, content_hash, self.pipeline_id, doc_id, self._paths)
+        renamed = moved_from(self.store, content_hash, pipeline, doc_id, self._paths)
         merged = self._tags_for(doc_id, tags, renamed)
-        for loaded in load_path(path, self.max_bytes):
+        for loaded in load_path(path, self.max_bytes, self.limits):
             for item in self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit):
+                item.pipeline = pipeline
                 if renamed is None or not self._move(renamed, item, emit):
                     yield item
 
@@ -223,12 +215,23 @@ class IngestPipeline:
         emit(IngestStatus(path=item.path, doc_id=document.doc_id, status="updated", chunks=len(item.chunks)))
         return True
 
+    def _pipeline_for(self, path: Path) -> str:
+        """The pipeline id of a file: a loader whose output changed shape re-indexes only its own files."""
+        loader_format = LOADER_FORMATS.get(path.suffix.lower())
+        return f"{self.pipeline_id}/{loader_format}" if loader_format else self.pipeline_id
+
     def _unchanged(
-        self, doc_id: str, content_hash: str, tags: dict[str, str], source: str, emit: ProgressCallback
+        self,
+        doc_id: str,
+        content_hash: str,
+        tags: dict[str, str],
+        source: str,
+        emit: ProgressCallback,
+        pipeline: str | None = None,
     ) -> bool:
         """True (and reported) when the stored document needs no re-indexing; new tags are applied here."""
         state = self.store.document_state(doc_id)
-        if state is None or state.content_hash != content_hash or state.pipeline != self.pipeline_id:
+        if state is None or state.content_hash != content_hash or state.pipeline != (pipeline or self.pipeline_id):
             return False
         merged = {**state.tags, **tags}
         if merged != state.tags:
@@ -268,7 +271,8 @@ class IngestPipeline:
             chars=sum(len(b.text) for b in loaded.blocks),
             ingested_at=time.time(),
         )
-        item = _Prepared(document, [], [], [], [], "updated" if existed else "added", source)
+        status: Literal["added", "updated"] = "updated" if existed else "added"
+        item = _Prepared(document, [], [], [], [], status, source, loaded.unreadable_pages)
         for position, draft in enumerate(drafts):
             item.chunks.append(
                 Chunk(
@@ -280,6 +284,7 @@ class IngestPipeline:
                     source=source,
                     heading_path=draft.heading_path,
                     page=draft.page,
+                    page_breaks=draft.page_breaks,
                     char_start=draft.char_start,
                     char_end=draft.char_end,
                     date=date,
@@ -333,32 +338,13 @@ class IngestPipeline:
         try:
             for future in futures:
                 parts.append(future.result())
-                self._report_chunks(batch, done, done + len(parts[-1]))
+                self._chunks.embedded_range([(i.path, len(i.texts)) for i in batch], done, done + len(parts[-1]))
                 done += len(parts[-1])
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def _report_chunks(self, batch: list[_Prepared], start: int, end: int) -> None:
-        """`ChunkProgress` for each document with chunks among the batch's chunks [start, end)."""
-        self._embedded += end - start
-        if self._on_chunks is None:
-            return
-        offset = 0
-        for item in batch:
-            first, last = offset, offset + len(item.texts)
-            offset = last
-            if last > start and first < end:
-                progress = ChunkProgress(
-                    path=item.path,
-                    done=min(end, last) - first,
-                    of=len(item.texts),
-                    chunks=self._embedded,
-                    seconds=time.perf_counter() - self._started,
-                )
-                self._on_chunks(progress)
 
     def _commit(self, batch: list[_Prepared], futures: list[Future[Vectors]], emit: ProgressCallback) -> None:
         try:
@@ -389,11 +375,19 @@ class IngestPipeline:
             for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
         ]
         try:
-            self.store.upsert_document(item.document, self.pipeline_id, indexed)
+            self.store.upsert_document(item.document, item.pipeline or self.pipeline_id, indexed)
         except Exception as exc:
             self._fail(item, exc, emit)
             return
-        emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status=item.status, chunks=len(indexed)))
+        emit(
+            IngestStatus(
+                path=item.path,
+                doc_id=item.document.doc_id,
+                status=item.status,
+                chunks=len(indexed),
+                unreadable_pages=item.unreadable_pages,
+            )
+        )
 
     @staticmethod
     def _fail(item: _Prepared, exc: BaseException, emit: ProgressCallback) -> None:

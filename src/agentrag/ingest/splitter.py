@@ -36,6 +36,18 @@ class ChunkDraft:
     page: int | None
     char_start: int
     char_end: int
+    # (offset in `text`, page) where each later page begins: a quote is cited with its own page, not the first.
+    page_breaks: tuple[tuple[int, int], ...] = ()
+
+
+def _page_breaks(group: list[Span]) -> tuple[tuple[int, int], ...]:
+    breaks: list[tuple[int, int]] = []
+    page = group[0].page
+    for span in group[1:]:
+        if span.page is not None and span.page != page:
+            breaks.append((span.start - group[0].start, span.page))
+            page = span.page
+    return tuple(breaks)
 
 
 def document_text(blocks: list[Block]) -> str:
@@ -140,6 +152,7 @@ class Splitter:
                 page=g[0].page,
                 char_start=g[0].start,
                 char_end=g[-1].end,
+                page_breaks=_page_breaks(g),
             )
             for g in groups
         ]

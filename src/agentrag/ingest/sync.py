@@ -27,6 +27,10 @@ class SourcePaths:
         return self.root / path if self.root is not None and not path.is_absolute() else path
 
     def gone(self, document: Document) -> bool:
+        # A relative source was recorded under a root given by its caller (the service's uploads, one folder per
+        # name), which may not be this run's: it cannot be looked up, so it is never taken for gone.
+        if not Path(document.source).is_absolute():
+            return False
         return document.doc_id not in self.present and not os.path.lexists(self.path(document.source))
 
 

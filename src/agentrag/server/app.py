@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
 from agentrag import __version__
@@ -26,6 +27,7 @@ from agentrag.server.deps import Service
 from agentrag.server.headers import SecurityHeaders
 from agentrag.server.json_body import validation_error
 from agentrag.server.limits import BodyLimit
+from agentrag.server.methods import AllowedMethods, http_error_handler
 from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
 from agentrag.settings import Settings, load_settings
 
@@ -36,8 +38,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # A lifespan can run more than once (a test client opened twice, a server restarted in process):
+        # the service closed by the last shutdown is replaced, never served closed.
+        if app.state.service.closed:
+            app.state.service = Service(settings)
         yield
-        service.close()
+        app.state.service.close()
 
     app = FastAPI(
         title="agentrag",
@@ -52,8 +58,12 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
-    for routes in (knowledge_bases, documents, answers, memory, openai):
-        app.include_router(routes.router)
+    api = [routes.router for routes in (knowledge_bases, documents, answers, memory, openai)]
+    for router in api:
+        app.include_router(router)
+    # app.routes has the document's own routes; the included routers' are in the routers (FastAPI wraps them)
+    allowed = AllowedMethods([*app.routes, *(route for router in (site.router, *api) for route in router.routes)])
+    app.add_exception_handler(HTTPException, http_error_handler(allowed))  # type: ignore[arg-type]
     return app
 
 

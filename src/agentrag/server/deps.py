@@ -7,6 +7,7 @@ import threading
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrag.errors import ConfigError
 from agentrag.kb import KnowledgeBase, list_knowledge_bases, shared_embedder, validate_kb_name
@@ -34,6 +35,7 @@ class Service:
         self._lock = threading.Lock()
         # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
         self._upload_locks = [threading.Lock() for _ in range(64)]
+        self.closed = False
 
     def upload_lock(self, name_key: str) -> threading.Lock:
         """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
@@ -64,6 +66,7 @@ class Service:
             self._kbs.clear()
         self.keys.close()
         self.sessions.close()
+        self.closed = True
 
 
 def get_service(request: Request) -> Service:
@@ -74,11 +77,17 @@ def get_service(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(get_service)]
 
 
-def current_key(request: Request, service: ServiceDep) -> ApiKey:
+# `auto_error=False`: the 401 below says what to send; the scheme puts the requirement in the OpenAPI document.
+_BEARER = HTTPBearer(auto_error=False, description="an API key from `agentrag keys create`")
+
+
+def current_key(
+    request: Request,
+    service: ServiceDep,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+) -> ApiKey:
     """The request's API key (401 without a valid one), counted against its rate limit (429 over it)."""
-    header = request.headers.get("authorization", "")
-    scheme, _, secret = header.partition(" ")
-    key = service.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+    key = service.keys.authenticate(bearer.credentials.strip()) if bearer else None
     if key is None:
         in_url = has_secret_param(request.url.query)
         raise HTTPException(

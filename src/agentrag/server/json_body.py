@@ -54,8 +54,15 @@ def _check_strings(value: Any, doc: str) -> None:
 
 
 def loads_strict(data: bytes | str) -> Any:
-    """`json.loads` that refuses NaN, Infinity and lone surrogates with a `JSONDecodeError` saying which."""
-    doc = data.decode("utf-8") if isinstance(data, bytes) else data
+    """`json.loads` that refuses NaN, Infinity, lone surrogates and bytes that are not UTF-8 with a `JSONDecodeError`
+    saying which."""
+    if isinstance(data, bytes):
+        try:
+            doc = data.decode("utf-8")
+        except UnicodeDecodeError as exc:  # a JSONDecodeError, so FastAPI answers 422 json_invalid, not a 400
+            raise json.JSONDecodeError("not UTF-8 text", data.decode("utf-8", "replace"), exc.start) from None
+    else:
+        doc = data
 
     def refuse(name: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not a JSON number", doc, max(doc.find(name), 0))

@@ -1,15 +1,20 @@
-"""Request bodies of the HTTP service; every closed choice comes from `agentrag.vocab`."""
+"""Request bodies and error answers of the HTTP service; every closed choice comes from `agentrag.vocab`.
+
+The error models and `error_responses` are what the OpenAPI document says a route can answer besides its
+success; each route declares the statuses it really sends, so a client (or schemathesis) can hold it to them.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import HTTPException
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from agentrag.agent.budget_overrides import KNOWN as BUDGET_KEYS
 from agentrag.agent.budget_overrides import check_overrides
 from agentrag.errors import ConfigError
+from agentrag.kb import KB_NAME
 from agentrag.text.dates import parse_date
 from agentrag.types import SearchFilter
 from agentrag.vocab import Channel, Mode, Preset
@@ -29,12 +34,28 @@ _BUDGET_HELP = f"Overrides of the preset's budget, e.g. {{'max_retrieval_calls':
 BudgetOverrides = Annotated[dict[str, Any] | None, AfterValidator(_checked_budget), Field(description=_BUDGET_HELP)]
 
 
+def _json_integer(value: Any) -> Any:
+    """A JSON integer (10 or 10.0), not a string or a boolean that pydantic's lax mode would turn into one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected a JSON integer")
+    return value
+
+
+# The document says `integer` and `boolean`: "10" or 0 is a 422, not quietly taken for 10 or false. (Not
+# model-wide strict mode: that would refuse enum values sent as strings.)
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class CreateKB(_Body):
-    name: str = Field(description="1-64 letters, digits, '_', '.' or '-'")
+    # The pattern is documented here and checked by `validate_kb_name`, whose 422 says the rule in words.
+    name: str = Field(
+        description="1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+        json_schema_extra={"pattern": KB_NAME.pattern},
+    )
 
 
 class FilterBody(_Body):
@@ -59,7 +80,7 @@ class FilterBody(_Body):
 
 class SearchBody(_Body):
     query: str = Field(min_length=1, max_length=2000)
-    k: int = Field(10, ge=1, le=100)
+    k: JsonInteger = Field(10, ge=1, le=100)
     filter: FilterBody | None = None
     channel: Channel = Channel.HYBRID
 
@@ -69,7 +90,7 @@ class AskBody(_Body):
     mode: Mode = Mode.AUTO
     preset: Preset = Preset.BALANCED
     conversation_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    stream: bool = False
+    stream: StrictBool = False
     budget: BudgetOverrides = None
 
 
@@ -87,5 +108,88 @@ class ChatMessage(BaseModel):
 class ChatCompletionBody(BaseModel):
     model: str = Field(description="the knowledge base to answer from")
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: StrictBool = False
     budget: BudgetOverrides = None  # an extension field: the openai SDK sends it with extra_body={"budget": {...}}
+
+
+class ErrorBody(BaseModel):
+    """Every error answer but a validation 422: one sentence naming the field, file, name or setting at fault."""
+
+    detail: str
+
+
+class ValidationIssue(BaseModel):
+    """One problem request validation found, in FastAPI's shape (`input` echoes at most 200 characters)."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+    input: Any = None
+    ctx: dict[str, Any] | None = None
+
+
+class ValidationErrorBody(BaseModel):
+    """422: the list of issues when a request does not fit its schema, or one sentence from the service's own
+    checks (a knowledge base name, a length limit, a budget key, a filter date, a file that failed to parse)."""
+
+    detail: list[ValidationIssue] | str
+
+
+def _header(description: str) -> dict[str, Any]:
+    return {"description": description, "required": True, "schema": {"type": "string"}}
+
+
+_ERRORS: dict[int, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The multipart form cannot be parsed."},
+    401: {
+        "model": ErrorBody,
+        "description": "No valid API key (send `Authorization: Bearer KEY`; a key in the URL is refused).",
+        "headers": {"WWW-Authenticate": _header("`Bearer`")},
+    },
+    403: {"model": ErrorBody, "description": "The key was not issued for this knowledge base name."},
+    404: {
+        "model": ErrorBody,
+        "description": "No such knowledge base for this key (one it may not use answers the same), or no such "
+        "document, chunk, trace or fact.",
+    },
+    413: {
+        "model": ErrorBody,
+        "description": "The body is over `server.max_json_kb`, or the upload over `ingest.max_file_mb` or another "
+        "limit of the `ingest` settings (named in `detail`).",
+    },
+    415: {"model": ErrorBody, "description": "The file's content is not a supported type or contradicts its name."},
+    422: {"model": ValidationErrorBody, "description": "The request is invalid; `detail` says where."},
+    429: {
+        "model": ErrorBody,
+        "description": "Over `server.requests_per_minute` for this key.",
+        "headers": {"Retry-After": _header("seconds until a request may go ahead")},
+    },
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a route: these error statuses, each with the shared model and its headers."""
+    return {status: _ERRORS[status] for status in statuses}
+
+
+# Every route behind an API key can answer these (`deps.current_key`).
+KEYED = (401, 429)
+# A route under /v1/kb/{kb}: the knowledge base may not exist for the key; its work may refuse the input.
+IN_KB = (*KEYED, 404, 422)
+# A route with a JSON body: over its size limit, or not valid JSON or not the schema.
+WITH_BODY = (413, 422)
+
+
+class ServerSentEvent(BaseModel):
+    """One event of a streamed answer (OpenAPI 3.1: the `text/event-stream` schema describes each event)."""
+
+    event: str | None = Field(
+        None, description="ask: progress, token, citation, done or error; the OpenAI facade names none"
+    )
+    data: str = Field(description="JSON text; the OpenAI facade ends with `[DONE]`")
+
+
+# Answers that can stream: JSON, or server-sent events when `stream` is true.
+STREAMING: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {"schema": ServerSentEvent.model_json_schema()}}}
+}

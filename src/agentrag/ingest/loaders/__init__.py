@@ -18,18 +18,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentrag.errors import LoadError
-from agentrag.ingest.loaders.common import NO_TEXT
+from agentrag.ingest.loaders.common import NO_TEXT, LimitError, WorkBudget
 from agentrag.ingest.loaders.docx import load_docx
 from agentrag.ingest.loaders.html import load_html
 from agentrag.ingest.loaders.jsonl import load_jsonl
 from agentrag.ingest.loaders.markdown import load_markdown
 from agentrag.ingest.loaders.pdf import load_pdf
 from agentrag.ingest.loaders.text import load_txt
+from agentrag.settings import ParseLimits
 from agentrag.types import LoadedDocument
 
 __all__ = [
+    "LOADER_FORMATS",
     "NO_TEXT",
     "SUPPORTED_SUFFIXES",
+    "LimitError",
     "load_docx",
     "load_html",
     "load_jsonl",
@@ -40,11 +43,14 @@ __all__ = [
 ]
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".jsonl")
+# Bump a loader's format when what it hands the splitter changes shape: stored files of that kind (only) are
+# re-indexed on the next ingest. PDF 2: page breaks inside chunks, heading paths from the outline.
+LOADER_FORMATS: dict[str, str] = {".pdf": "pdf2"}
 
 _MB = 1024 * 1024
 
 
-_Loader = Callable[[bytes, str], LoadedDocument | list[LoadedDocument]]
+_Loader = Callable[[bytes, str, WorkBudget], LoadedDocument | list[LoadedDocument]]
 _LOADERS: dict[str, _Loader] = {
     ".txt": load_txt,
     ".md": load_markdown,
@@ -78,9 +84,10 @@ def _too_large(size: int, max_bytes: int) -> str:
     return f"file too large: {shown} {unit} > limit {limit_text} {unit}"
 
 
-def load_path(path: Path, max_bytes: int) -> list[LoadedDocument]:
+def load_path(path: Path, max_bytes: int, limits: ParseLimits | None = None) -> list[LoadedDocument]:
     """Load one file by its suffix, after refusing what cannot be a document: unknown types, oversized
-    (checked before reading), empty, or content that does not match the suffix."""
+    (checked before reading), empty, or content that does not match the suffix. Parsing is bounded by
+    `limits` (pages, paragraphs, decompressed bytes, wall time): past one, a `LimitError` names it."""
     path = Path(path)
     name = str(path)
     suffix = path.suffix.lower()
@@ -114,5 +121,5 @@ def load_path(path: Path, max_bytes: int) -> list[LoadedDocument]:
         for magic, kind in _MAGIC:
             if data.startswith(magic):
                 raise LoadError(name, f"binary file (not text): content looks like {kind}")
-    loaded = loader(data, name)
+    loaded = loader(data, name, WorkBudget(name, limits))
     return loaded if isinstance(loaded, list) else [loaded]

@@ -1,5 +1,5 @@
 """Helpers shared by the format loaders: wrapped-line joining (CJK-aware), display width, titles, dates,
-the no-text check, one-line error messages and the parser-logging guard."""
+the no-text check, one-line error messages, the parser-logging guard and the work budget of one parse."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ import datetime as dt
 import logging
 import re
 import threading
-from collections.abc import Iterator
+import time
+import zipfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import PurePath
 
 from agentrag.errors import LoadError
+from agentrag.settings import ParseLimits
 from agentrag.text.dates import find_date
 from agentrag.types import Block
 
@@ -112,6 +115,11 @@ def meaningful_title(raw: str | None) -> str | None:
     return title
 
 
+def pages_phrase(pages: Sequence[int]) -> str:
+    """The words for pages, "page 3" or "pages 3, 7", in the ingest report and the log."""
+    return f"page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}"
+
+
 def require_text(blocks: list[Block], path: str, reason: str = NO_TEXT) -> list[Block]:
     if not any(b.text.strip() for b in blocks):
         raise LoadError(path, reason)
@@ -160,3 +168,60 @@ def quiet(logger_name: str) -> Iterator[None]:
             _quiet_users[logger_name] -= 1
             if not _quiet_users[logger_name]:
                 logger.setLevel(_quiet_saved.pop(logger_name))
+
+
+_SETTING = "ingest.limits."
+
+
+class LimitError(LoadError):
+    """A file needs more work to parse than a limit allows; `limit` is the setting that says how much."""
+
+    def __init__(self, path: str, reason: str, limit: str) -> None:
+        super().__init__(path, f"{reason} (setting {_SETTING}{limit})")
+        self.limit = f"{_SETTING}{limit}"
+
+
+class WorkBudget:
+    """What one parse may still do: paragraphs, pages, decompressed bytes and wall time (`ParseLimits`).
+
+    Loaders count as they go and the first limit passed raises `LimitError`, so a parsing bomb (a small file
+    unpacking to millions of paragraphs or thousands of pages) fails in bounded time instead of holding a
+    worker. Time is checked at every counted unit; a loader with a long inner loop calls `check_time`."""
+
+    def __init__(self, path: str, limits: ParseLimits | None = None) -> None:
+        self.path = path
+        self.limits = limits or ParseLimits()
+        self.started = time.monotonic()
+        self.deadline = self.started + self.limits.max_parse_seconds
+        self.paragraphs_seen = 0
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            reason = f"parsing took longer than {self.limits.max_parse_seconds:g} s"
+            raise LimitError(self.path, reason, "max_parse_seconds")
+
+    def paragraphs(self, count: int = 1) -> None:
+        self.paragraphs_seen += count
+        if self.paragraphs_seen > self.limits.max_paragraphs:
+            reason = f"too many paragraphs: over {self.limits.max_paragraphs:,}"
+            raise LimitError(self.path, reason, "max_paragraphs")
+        self.check_time()
+
+    def document(self, blocks: list[Block]) -> None:
+        """A document a loader built in one go (text, Markdown, HTML, a corpus record): its blocks, its time."""
+        if len(blocks) > self.limits.max_paragraphs:
+            reason = f"too many paragraphs: {len(blocks):,} > {self.limits.max_paragraphs:,}"
+            raise LimitError(self.path, reason, "max_paragraphs")
+        self.check_time()
+
+    def pages(self, count: int) -> None:
+        if count > self.limits.max_pages:
+            raise LimitError(self.path, f"too many pages: {count:,} > {self.limits.max_pages:,}", "max_pages")
+
+    def unzipped(self, archive: zipfile.ZipFile) -> None:
+        """The archive's declared member sizes; zipfile never inflates a member past its declared size."""
+        total = sum(info.file_size for info in archive.infolist())
+        limit = self.limits.max_unzipped_mb * 1024 * 1024
+        if total > limit:
+            reason = f"unpacks to {total / 1024 / 1024:,.1f} MB > {self.limits.max_unzipped_mb:g} MB"
+            raise LimitError(self.path, reason, "max_unzipped_mb")

@@ -9,7 +9,16 @@ import zipfile
 from typing import TYPE_CHECKING, Any
 
 from agentrag.errors import LoadError
-from agentrag.ingest.loaders.common import collapse, date_in, meaningful_title, require_text, short_error, stem
+from agentrag.ingest.loaders.common import (
+    LimitError,
+    WorkBudget,
+    collapse,
+    date_in,
+    meaningful_title,
+    require_text,
+    short_error,
+    stem,
+)
 from agentrag.types import Block, LoadedDocument
 
 if TYPE_CHECKING:
@@ -21,7 +30,7 @@ _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*([1-9])$", re.I)
 _PYTHON_DOCX_TEMPLATE_DATE = dt.datetime(2013, 12, 23, 23, 15)
 
 
-def _check_docx(data: bytes, path: str) -> None:
+def _check_docx(data: bytes, path: str, work: WorkBudget) -> None:
     if data.startswith(b"\xd0\xcf\x11\xe0"):
         raise LoadError(path, "not a DOCX (legacy Word .doc format; save it as .docx)")
     if not data.startswith(b"PK"):
@@ -29,6 +38,7 @@ def _check_docx(data: bytes, path: str) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
+            work.unzipped(archive)  # before python-docx inflates and parses the parts
     except (zipfile.BadZipFile, ValueError) as exc:
         raise LoadError(path, f"corrupt DOCX (broken zip archive: {short_error(exc)})") from None
     if "word/document.xml" not in names:
@@ -59,10 +69,11 @@ def _docx_is_list(paragraph: Paragraph) -> bool:
     return bool(name) and name.lower().startswith("list")
 
 
-def _docx_table(table: Table) -> str:
+def _docx_table(table: Table, work: WorkBudget) -> str:
     """Rows with cells joined by " | "; a merged cell is written once."""
     rows: list[str] = []
     for row in table.rows:
+        work.paragraphs(len(row._tr.tc_lst))
         cells: list[str] = []
         previous: Any = None
         for cell in row.cells:
@@ -75,9 +86,10 @@ def _docx_table(table: Table) -> str:
     return "\n".join(rows)
 
 
-def load_docx(data: bytes, path: str) -> LoadedDocument:
+def load_docx(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
     """A Word document: Heading N / Title paragraphs build heading paths; tables and lists stay whole."""
-    _check_docx(data, path)
+    work = work or WorkBudget(path)
+    _check_docx(data, path, work)
     import docx
     from docx.table import Table
 
@@ -97,9 +109,10 @@ def load_docx(data: bytes, path: str) -> LoadedDocument:
                 list_items.clear()
 
         for item in document.iter_inner_content():
+            work.paragraphs()  # empty ones too: two million of them fit in 18 KB
             if isinstance(item, Table):
                 flush_list()
-                text = _docx_table(item)
+                text = _docx_table(item, work)
                 if text:
                     blocks.append(Block(text=text, heading_path=heading_path()))
                 continue
@@ -128,6 +141,8 @@ def load_docx(data: bytes, path: str) -> LoadedDocument:
         props = document.core_properties
         core_title = props.title
         stamps = [props.modified, props.created]
+    except LimitError:
+        raise
     except Exception as exc:  # python-docx raises KeyError, XMLSyntaxError, ValueError... on broken parts
         raise LoadError(path, f"corrupt DOCX: {short_error(exc)}") from None
 

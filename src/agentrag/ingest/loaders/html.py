@@ -11,6 +11,7 @@ from agentrag.ingest.encoding import decode_text
 from agentrag.ingest.loaders.common import (
     NO_TEXT,
     WHITESPACE,
+    WorkBudget,
     collapse,
     date_in,
     meaningful_title,
@@ -239,7 +240,7 @@ def _fallback_html_blocks(tree: HtmlElement) -> list[Block]:
     return blocks
 
 
-def load_html(data: bytes, path: str) -> LoadedDocument:
+def load_html(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
     """An HTML page: the main text (trafilatura), without navigation, scripts, footers or cookie banners."""
     import lxml.html
     from lxml.etree import ParserError
@@ -282,4 +283,5 @@ def load_html(data: bytes, path: str) -> LoadedDocument:
         if fallback and sum(len(b.text) for b in fallback) >= 0.5 * extracted:
             blocks = fallback
     require_text(blocks, path)
+    (work or WorkBudget(path)).document(blocks)
     return LoadedDocument(title=title or stem(path), blocks=blocks, date=date or date_in(blocks), meta=meta)

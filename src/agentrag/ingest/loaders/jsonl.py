@@ -6,19 +6,20 @@ import json
 
 from agentrag.errors import LoadError
 from agentrag.ingest.encoding import decode_text
-from agentrag.ingest.loaders.common import BLANK_LINES
+from agentrag.ingest.loaders.common import BLANK_LINES, WorkBudget
 from agentrag.types import Block, LoadedDocument
 
 _CORE_FIELDS = ("_id", "title", "text")
 
 
-def load_jsonl(data: bytes, path: str) -> list[LoadedDocument]:
+def load_jsonl(data: bytes, path: str, work: WorkBudget | None = None) -> list[LoadedDocument]:
     """A benchmark corpus: one `{"_id", "title", "text"}` record per line, each its own document.
 
     Records are trusted shapes after the checks below, so models are built without re-validation: a 5,000
     record file loads in tens of milliseconds.
     """
     text = decode_text(data, path)
+    budget = work or WorkBudget(path)
     documents: list[LoadedDocument] = []
     seen: dict[str, int] = {}
     loads = json.loads
@@ -62,6 +63,7 @@ def load_jsonl(data: bytes, path: str) -> list[LoadedDocument]:
             blocks = [Block.model_construct(text=p, heading_path=(), page=None) for p in paragraphs if p]
         else:
             blocks = [Block.model_construct(text=body, heading_path=(), page=None)]
+        budget.document(blocks)
         meta = {k: v for k, v in record.items() if k not in _CORE_FIELDS and isinstance(v, str)}
         documents.append(
             LoadedDocument.model_construct(

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 
 from agentrag.ingest.encoding import decode_text
-from agentrag.ingest.loaders.common import collapse, date_in, join_lines, meaningful_title, require_text, stem
+from agentrag.ingest.loaders.common import (
+    WorkBudget,
+    collapse,
+    date_in,
+    join_lines,
+    meaningful_title,
+    require_text,
+    stem,
+)
 from agentrag.text.dates import find_date
 from agentrag.types import Block, LoadedDocument
 
@@ -197,7 +205,7 @@ def markdown_blocks(text: str) -> tuple[list[Block], str | None]:
     return blocks, first_h1
 
 
-def load_markdown(data: bytes, path: str) -> LoadedDocument:
+def load_markdown(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
     """Markdown: heading paths from `#` and setext headings, front matter feeding title, date and meta."""
     text = decode_text(data, path)
     front, body = _front_matter(text)
@@ -206,4 +214,5 @@ def load_markdown(data: bytes, path: str) -> LoadedDocument:
     title = meaningful_title(front.get("title")) or first_h1 or stem(path)
     date = find_date(front["date"]) if front.get("date") else None
     meta = {k: v for k, v in front.items() if k not in ("title", "date") and v}
+    (work or WorkBudget(path)).document(blocks)
     return LoadedDocument(title=title, blocks=blocks, date=date or date_in(blocks), meta=meta)

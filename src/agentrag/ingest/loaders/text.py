@@ -9,6 +9,7 @@ from agentrag.ingest.loaders.common import (
     BLANK_LINES,
     DATE_WINDOW,
     SENTENCE_END,
+    WorkBudget,
     join_lines,
     require_text,
     stem,
@@ -64,10 +65,11 @@ def _txt_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def load_txt(data: bytes, path: str) -> LoadedDocument:
+def load_txt(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
     """A plain-text file: decoded (UTF-8/16/32, GB18030...), paragraphs as blocks, title from a short first line."""
     text = decode_text(data, path)
     blocks = require_text(_txt_blocks(text), path)
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     title = first if len(first) <= 80 else stem(path)
+    (work or WorkBudget(path)).document(blocks)
     return LoadedDocument(title=title, blocks=blocks, date=find_date(text[:DATE_WINDOW]))

@@ -14,7 +14,7 @@ from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
 from agentrag.server.keys import ApiKey
 from agentrag.server.limits import check_length
-from agentrag.server.schemas import AskBody, SearchBody
+from agentrag.server.schemas import IN_KB, STREAMING, WITH_BODY, AskBody, SearchBody, error_responses
 from agentrag.session import Sessions
 from agentrag.trace import TraceEvent, read_trace
 from agentrag.types import Answer
@@ -22,7 +22,7 @@ from agentrag.types import Answer
 router = api_router(prefix="/v1/kb/{kb}", tags=["answers"])
 
 
-@router.post("/search")
+@router.post("/search", responses=error_responses(*IN_KB, *WITH_BODY))
 def search(kb: str, body: SearchBody, key: Key, service: ServiceDep) -> dict[str, Any]:
     knowledge_base = visible_kb(service, kb, key)
     flt = body.filter.to_filter() if body.filter else None
@@ -52,7 +52,7 @@ def _ask(
     )
 
 
-@router.post("/ask", response_model=None)
+@router.post("/ask", response_model=None, responses={**STREAMING, **error_responses(*IN_KB, *WITH_BODY)})
 def ask(kb: str, body: AskBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     knowledge_base = visible_kb(service, kb, key)
     check_length("question", body.question, service.settings.server.max_question_chars)
@@ -80,7 +80,7 @@ def _stream(sessions: Sessions, knowledge_base: KnowledgeBase, body: AskBody, ke
         yield sse.event(kind, {"detail": str(value)} if kind == sse.ERROR else value)
 
 
-@router.get("/traces/{trace_id}")
+@router.get("/traces/{trace_id}", responses=error_responses(*IN_KB))
 def trace(kb: str, trace_id: str, key: Key, service: ServiceDep) -> dict[str, Any]:
     visible_kb(service, kb, key)
     if not trace_id.isalnum():

@@ -13,6 +13,7 @@ from agentrag.ingest.pipeline import document_id_for_path
 from agentrag.kb import KnowledgeBase
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router, loads_strict
+from agentrag.server.schemas import IN_KB, error_responses
 from agentrag.server.uploads import namesakes, resolve_upload, staged, upload_path, uploaded_file
 
 router = api_router(prefix="/v1/kb/{kb}", tags=["documents"])
@@ -31,7 +32,7 @@ def _parse_tags(tags: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()}
 
 
-@router.post("/documents", status_code=201)
+@router.post("/documents", status_code=201, responses=error_responses(*IN_KB, 400, 413, 415))
 def upload(
     kb: str,
     key: Key,
@@ -59,7 +60,9 @@ def upload(
         report = knowledge_base.ingest([path], parsed_tags, source_root=path.parent)
         item = report.items[0] if report.items else None
         if item is None or item.status == "failed":
-            raise HTTPException(422, f"{name}: {item.error if item else 'nothing ingested'}")
+            # Too much work to parse (a limit in ingest.limits, named in the error) is 413 like too many bytes.
+            code = 413 if item is not None and item.limit else 422
+            raise HTTPException(code, f"{name}: {item.error if item else 'nothing ingested'}")
         keep()
         for old in earlier:  # the same name sent before with content of another type: replaced now
             _forget(knowledge_base, old)
@@ -73,19 +76,19 @@ def _forget(knowledge_base: KnowledgeBase, path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-@router.get("/documents")
+@router.get("/documents", responses=error_responses(*IN_KB))
 def list_documents(kb: str, key: Key, service: ServiceDep) -> dict[str, Any]:
     knowledge_base = visible_kb(service, kb, key)
     return {"documents": [d.model_dump(mode="json") for d in knowledge_base.documents()]}
 
 
-@router.get("/documents/{doc_id}")
+@router.get("/documents/{doc_id}", responses=error_responses(*IN_KB))
 def get_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> dict[str, Any]:
     document, chunks = visible_kb(service, kb, key).document(doc_id)
     return {"document": document.model_dump(mode="json"), "chunks": [c.model_dump(mode="json") for c in chunks]}
 
 
-@router.delete("/documents/{doc_id}", status_code=204)
+@router.delete("/documents/{doc_id}", status_code=204, responses=error_responses(*IN_KB))
 def delete_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> Response:
     """The document, everything indexed from it, and the uploaded file it came from."""
     knowledge_base = visible_kb(service, kb, key)
@@ -101,7 +104,7 @@ def delete_document(kb: str, doc_id: str, key: Key, service: ServiceDep) -> Resp
     return Response(status_code=204)
 
 
-@router.get("/chunks/{chunk_id:path}")
+@router.get("/chunks/{chunk_id:path}", responses=error_responses(*IN_KB))
 def get_chunk(kb: str, chunk_id: str, key: Key, service: ServiceDep) -> dict[str, Any]:
     chunk = visible_kb(service, kb, key).chunk(chunk_id)
     return chunk.model_dump(mode="json")

@@ -10,12 +10,12 @@ from fastapi import HTTPException, Response
 from agentrag.kb import validate_kb_name
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
-from agentrag.server.schemas import CreateKB
+from agentrag.server.schemas import IN_KB, KEYED, WITH_BODY, CreateKB, error_responses
 
 router = api_router(prefix="/v1/kb", tags=["knowledge bases"])
 
 
-@router.post("", status_code=201, responses={403: {"description": "the key was not issued for this name"}})
+@router.post("", status_code=201, responses=error_responses(*KEYED, 403, *WITH_BODY))
 def create_kb(body: CreateKB, key: Key, service: ServiceDep) -> dict[str, Any]:
     """An admin key creates any name; another key only the names it was issued for (`keys create --kb NAME`).
 
@@ -32,7 +32,7 @@ def create_kb(body: CreateKB, key: Key, service: ServiceDep) -> dict[str, Any]:
     return {"name": name, "created": not exists}
 
 
-@router.get("")
+@router.get("", responses=error_responses(*KEYED, 422))  # 422: a knowledge base that cannot be opened
 def list_kbs(key: Key, service: ServiceDep) -> dict[str, Any]:
     out = []
     for name in service.knowledge_bases():
@@ -42,7 +42,7 @@ def list_kbs(key: Key, service: ServiceDep) -> dict[str, Any]:
     return {"knowledge_bases": out}
 
 
-@router.delete("/{kb}", status_code=204)
+@router.delete("/{kb}", status_code=204, responses=error_responses(*IN_KB))
 def delete_kb(kb: str, key: Key, service: ServiceDep) -> Response:
     """The knowledge base, its uploaded files and its traces are all removed."""
     visible_kb(service, kb, key)

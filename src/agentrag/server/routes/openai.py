@@ -20,7 +20,7 @@ from agentrag.server.answer_text import assessment_lines
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.json_body import api_router
 from agentrag.server.limits import check_length
-from agentrag.server.schemas import ChatCompletionBody, ChatMessage
+from agentrag.server.schemas import IN_KB, STREAMING, WITH_BODY, ChatCompletionBody, ChatMessage, error_responses
 from agentrag.types import Answer
 
 router = api_router(tags=["OpenAI-compatible"])
@@ -61,7 +61,11 @@ def _with_sources(answer: Answer) -> str:
     return answer.answer + ("\n\n" + "\n".join(block) if block else "")
 
 
-@router.post("/v1/chat/completions", response_model=None)
+@router.post(
+    "/v1/chat/completions",
+    response_model=None,
+    responses={**STREAMING, **error_responses(*IN_KB, *WITH_BODY)},  # 404: `model` names no knowledge base
+)
 def chat_completions(body: ChatCompletionBody, key: Key, service: ServiceDep) -> dict[str, Any] | StreamingResponse:
     """`model` names the knowledge base; earlier messages become the conversation."""
     knowledge_base = visible_kb(service, body.model, key)

@@ -134,7 +134,7 @@ function renderAnswer(result) {
   for (const c of result.citations) {
     const item = el("li");
     item.appendChild(citeButton(c));
-    item.appendChild(document.createTextNode(` ${fileName(c.source)}`));
+    item.appendChild(document.createTextNode(` ${fileName(c.source)}${c.page ? ` p.${c.page}` : ""}`));
     item.appendChild(el("span", `“${c.quote}”`, "quote"));
     list.appendChild(item);
   }
@@ -193,7 +193,9 @@ function renderConflicts(result, byNumber) {
 async function openPassage(citation) {
   const chunk = await api(`/v1/kb/${encodeURIComponent(state.kb)}/chunks/${encodeURIComponent(citation.chunk_id)}`);
   $("passage-title").textContent = chunk.title || chunk.source;
-  const where = [chunk.source, chunk.heading_path.join(" > "), chunk.page ? `p.${chunk.page}` : "", chunk.date || ""];
+  // The quoted sentence's page (a passage may start on the page before it).
+  const page = citation.page || chunk.page;
+  const where = [chunk.source, chunk.heading_path.join(" > "), page ? `p.${page}` : "", chunk.date || ""];
   $("passage-where").textContent = where.filter(Boolean).join(" · ");
   const box = $("passage-text");
   box.replaceChildren();

@@ -9,6 +9,7 @@ rebuilt. So a crash can never leave a dense index that points at chunks the data
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -20,6 +21,7 @@ import numpy.typing as npt
 from agentrag.store.dense import DenseIndex, ExactIndex, UsearchIndex
 from agentrag.store.sqlite.schema import read_generation, read_meta
 
+log = logging.getLogger(__name__)
 WriteTransaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
@@ -114,7 +116,9 @@ class DerivedIndexes:
                 index.load(path)
                 self._catch_up(index, g)
                 loaded = True
-            except Exception:  # a damaged cache file is rebuilt from the database, never trusted
+            except Exception as exc:  # a damaged cache file is rebuilt from the database, never trusted
+                # Said once, here: the rebuilt file replaces the damaged one, so the next open is quiet.
+                log.warning("%s: damaged ANN index file (%s); rebuilding it from the database", path, exc)
                 index = UsearchIndex(dim)
         if not loaded:
             keys, matrix = self.load_vectors()

@@ -15,10 +15,17 @@ from pathlib import Path
 
 from agentrag.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-# MIGRATIONS[n] turns a version-n database into a version-(n+1) one. Empty while there is only version 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+def _add_page_breaks(con: sqlite3.Connection) -> None:
+    """Version 2: where each later page begins inside a chunk (JSON), so a quote is cited with its own page.
+    Chunks stored before have none and are cited with their first page until their file is ingested again."""
+    con.execute("ALTER TABLE chunks ADD COLUMN page_breaks TEXT")
+
+
+# MIGRATIONS[n] turns a version-n database into a version-(n+1) one.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _add_page_breaks}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,6 +60,7 @@ CREATE TABLE IF NOT EXISTS chunks(
     text TEXT NOT NULL,
     heading TEXT NOT NULL,
     page INTEGER,
+    page_breaks TEXT,
     char_start INTEGER NOT NULL,
     char_end INTEGER NOT NULL,
     fingerprint TEXT NOT NULL

@@ -183,8 +183,8 @@ class SQLiteStore:
             for item in chunks:
                 c = item.chunk
                 cur = con.execute(
-                    "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, char_start, char_end, "
-                    "fingerprint) VALUES(?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, page_breaks, char_start, "
+                    "char_end, fingerprint) VALUES(?,?,?,?,?,?,?,?,?,?)",
                     (
                         c.chunk_id,
                         document.doc_id,
@@ -192,6 +192,7 @@ class SQLiteStore:
                         c.text,
                         json.dumps(list(c.heading_path), ensure_ascii=False),
                         c.page,
+                        json.dumps(c.page_breaks) if c.page_breaks else None,
                         c.char_start,
                         c.char_end,
                         c.fingerprint,
@@ -324,7 +325,8 @@ class SQLiteStore:
 
     _CHUNK_SQL = (
         "SELECT c.key, c.chunk_id, c.doc_id, c.position, c.text, c.heading, c.page, c.char_start, c.char_end, "
-        "c.fingerprint, d.title, d.source, d.date, d.tags FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
+        "c.fingerprint, d.title, d.source, d.date, d.tags, c.page_breaks "
+        "FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
     )
 
     @staticmethod
@@ -344,6 +346,7 @@ class SQLiteStore:
             source=row[11],
             date=dt.date.fromisoformat(row[12]) if row[12] else None,
             tags=json.loads(row[13]),
+            page_breaks=tuple((int(a), int(b)) for a, b in json.loads(row[14])) if row[14] else (),
         )
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
