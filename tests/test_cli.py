@@ -74,10 +74,14 @@ def test_failed_files_are_named_and_the_exit_code_says_so(tmp_path: Path) -> Non
     d = docs(tmp_path / "d")
     write(d / "empty.txt", "")
     code, output = run("ingest", str(d), "--home", str(tmp_path / "home"))
-    assert code == 1
+    assert code == 0  # the batch finished: `ingest && ask` goes on; the failure is named and counted
     assert "empty.txt: empty file" in output
     assert "added 2" in output
     assert "failed 1" in output
+    code, output = run("ingest", str(d), "--home", str(tmp_path / "home"), "--strict")
+    assert code == 3  # --strict: any failure is an exit code of its own
+    assert "empty.txt: empty file" in output
+    assert "unchanged 2" in output
 
 
 def test_unknown_knowledge_base_is_a_readable_error(tmp_path: Path) -> None:
@@ -391,8 +395,10 @@ def test_the_size_limit_holds_for_what_is_read_not_what_the_file_claims(tmp_path
     # /proc files say they are empty (st_size 0) and hold more: the limit must count the bytes read.
     (tmp_path / "status.txt").symlink_to("/proc/self/status")
     env = {**os.environ, "AGENTRAG_INGEST__MAX_FILE_MB": "0.0001"}  # about 100 bytes
-    result = runner.invoke(app, ["ingest", str(tmp_path / "status.txt"), "--home", str(tmp_path / "h")], env=env)
-    assert result.exit_code == 1
+    result = runner.invoke(
+        app, ["ingest", str(tmp_path / "status.txt"), "--home", str(tmp_path / "h"), "--strict"], env=env
+    )
+    assert result.exit_code == 3
     assert "status.txt: file too large" in result.output
 
 
@@ -404,8 +410,8 @@ def test_a_file_name_that_is_not_utf8_is_ingested_and_named(tmp_path: Path) -> N
     with open(os.fsencode(d) + b"/\xff.md", "wb") as f:
         f.write(b"")
     home = str(tmp_path / "home")
-    code, output = run("ingest", str(d), "--home", home, "-v")
-    assert code == 1
+    code, output = run("ingest", str(d), "--home", home, "-v", "--strict")
+    assert code == 3
     assert "\\xff.md: empty file" in output
     assert "caf\\xe9 menu.txt" in output
     assert "added 3" in output
@@ -460,11 +466,11 @@ def test_a_locked_database_is_a_failure_line_per_document_not_a_traceback(tmp_pa
     other = sqlite3.connect(home / "kbs" / "default" / "store.sqlite", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
-        result = runner.invoke(app, ["ingest", str(d), "--home", str(home)], env=env)
+        result = runner.invoke(app, ["ingest", str(d), "--home", str(home), "--strict"], env=env)
     finally:
         other.rollback()
         other.close()
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert isinstance(result.exception, SystemExit)
     assert "aurora.md: " in result.output
     assert "locked by another process" in result.output

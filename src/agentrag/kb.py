@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +30,7 @@ from agentrag.agent.memory import Conversation
 from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound, StoreBusyError
-from agentrag.ingest.pipeline import IngestPipeline, ProgressCallback
+from agentrag.ingest.pipeline import ChunkProgressCallback, IngestPipeline, ProgressCallback
 from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
@@ -39,6 +39,9 @@ from agentrag.store.base import DocumentPage, DocumentQuery, Store, StoreStats, 
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 from agentrag.vocab import Mode, Preset
+
+if TYPE_CHECKING:
+    from agentrag.llm.client import LLMClient
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_DISPLAY_NAME = 100
@@ -117,6 +120,42 @@ def list_knowledge_bases(home: Path | str) -> list[str]:
     return Layout(Path(home)).knowledge_bases()
 
 
+def narrowed(scope: SearchFilter, flt: SearchFilter | None) -> SearchFilter:
+    """`flt` kept inside `scope`: what the scope restricts stays restricted (its sources, documents and tags
+    win; dates take the tighter bound), and `flt` can only narrow what the scope leaves open."""
+    if flt is None:
+        return scope
+    starts = [d for d in (scope.date_from, flt.date_from) if d is not None]
+    ends = [d for d in (scope.date_to, flt.date_to) if d is not None]
+    return SearchFilter(
+        sources=scope.sources or flt.sources,
+        doc_ids=scope.doc_ids or flt.doc_ids,
+        tags={**flt.tags, **scope.tags},
+        date_from=max(starts) if starts else None,
+        date_to=min(ends) if ends else None,
+    )
+
+
+class ScopedRetriever(Retriever):
+    """The knowledge base's retriever with every search kept inside one filter (`ask --filter`)."""
+
+    def __init__(self, base: Retriever, scope: SearchFilter) -> None:
+        super().__init__(
+            base.store, base.embedder, base.settings, base.reranker, base.rerank_top_n, base.cache, base.namespace
+        )
+        self.scope = scope
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        channel: Channel | None = None,
+        flt: SearchFilter | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
+    ) -> list[Hit]:
+        return super().search(query, k, channel, narrowed(self.scope, flt), query_vector)
+
+
 class KnowledgeBase:
     def __init__(
         self, name: str, settings: Settings, embedder: Embedder | None = None, *, search_cache: bool = True
@@ -189,14 +228,17 @@ class KnowledgeBase:
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
         sync: bool = False,
+        on_chunks: ChunkProgressCallback | None = None,
     ) -> IngestReport:
         """Add, update or skip each file (by content hash); `source_root` records sources relative to it.
 
         A file renamed with its content unchanged is moved (its chunks and vectors kept); nothing else is
-        deleted unless `sync`: then the documents of files gone from each folder in `paths` are."""
+        deleted unless `sync`: then the documents of files gone from each folder in `paths` are.
+        `progress` hears of each file as it ends (files of a folder with a type that is not ingested: skipped);
+        `on_chunks` of the chunks embedded so far, after each embedding call (`ChunkProgress`)."""
         self._bind()
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
-        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync)
+        report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync, on_chunks=on_chunks)
         try:
             self.store.optimize()
         except StoreBusyError as exc:  # everything is committed; compaction waits for the next write
@@ -256,22 +298,31 @@ class KnowledgeBase:
         """The question-answering agent over this knowledge base (model-free unless an LLM is configured)."""
         if self._assistant is None:
             self._bind()
-            from agentrag.llm.client import make_llm  # the openai SDK loads only when answering
-
-            layout = Layout(self.settings.home)
-            self._assistant = Assistant(
-                self.retriever,
-                make_llm(
-                    self.settings.llm,
-                    cache=shared_cache(self.settings),
-                    cache_scope=lambda: f"{self._cache_namespace}@{self.store.generation}",
-                ),
-                kb_name=self.name,
-                trace_dir=layout.traces(self.name),
-                failures_path=layout.failures,
-                count_documents=lambda: self.store.stats().documents,
-            )
+            self._assistant = self._make_assistant(self.retriever, self._llm())
         return self._assistant
+
+    def _make_assistant(self, retriever: Retriever, llm: LLMClient | None) -> Assistant:
+        layout = Layout(self.settings.home)
+        return Assistant(
+            retriever,
+            llm,
+            kb_name=self.name,
+            trace_dir=layout.traces(self.name),
+            failures_path=layout.failures,
+            count_documents=lambda: self.store.stats().documents,
+        )
+
+    def _llm(self) -> LLMClient | None:
+        """The configured endpoint's client; model-free (None) never imports the openai SDK."""
+        if not self.settings.llm.configured:
+            return None
+        from agentrag.llm.client import make_llm
+
+        return make_llm(
+            self.settings.llm,
+            cache=shared_cache(self.settings),
+            cache_scope=lambda: f"{self._cache_namespace}@{self.store.generation}",
+        )
 
     def ask(
         self,
@@ -283,14 +334,19 @@ class KnowledgeBase:
         on_event: Callable[[TraceEvent], None] | None = None,
         on_token: Callable[[str], None] | None = None,
         user_facts: list[str] | None = None,
+        flt: SearchFilter | None = None,
     ) -> Answer:
         """Answer a question with cited sources; see `Answer.contract()` for the `ask --json` shape.
 
         `user_facts`: what the asker said about themselves earlier (long-term memory), given to the
         synthesizer as context about the user, never as evidence. `conversation` gains this turn (older
-        turns folded into its summary within this question's budget).
+        turns folded into its summary within this question's budget). `flt`: every search of this question
+        (planned, rewritten or a tool's) stays inside it, as `search` with the same filter would.
         """
-        return self.assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
+        assistant = self.assistant
+        if flt is not None and not flt.is_empty():
+            assistant = self._make_assistant(ScopedRetriever(self.retriever, flt), assistant.llm)
+        return assistant.ask(question, mode, preset, budget, conversation, on_event, on_token, user_facts)
 
     # ------------------------------------------------------------------ lifecycle
 

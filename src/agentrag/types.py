@@ -172,7 +172,7 @@ class IngestReport(BaseModel):
     failed: int = 0
     chunks: int = 0
     seconds: float = 0.0
-    skipped: int = 0  # not regular files (devices, FIFOs, sockets): never read
+    skipped: int = 0  # never read: not regular files (devices, FIFOs, sockets), types not ingested (.epub)
     deleted: int = 0  # `sync`: documents whose file is gone from the folder
     items: list[IngestStatus] = Field(default_factory=list)
 

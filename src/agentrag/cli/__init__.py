@@ -28,10 +28,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        info.version()
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback of any error (and the debug log) on stderr.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
     ] = False,
 ) -> None:
     """Options for every command, given before it: agentrag --debug ingest ./docs"""
@@ -40,7 +50,7 @@ def main_options(
 
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(service.keys_app, name="keys")
-app.command()(ingest.ingest)
+app.command(epilog=ingest.EXIT_CODES_HELP)(ingest.ingest)
 app.command()(search.search)
 app.command()(answers.ask)
 app.command()(answers.chat)
@@ -53,7 +63,7 @@ app.command()(info.version)
 
 def main() -> None:
     try:
-        app()
+        app(prog_name="agentrag")  # usage lines say `agentrag`, also under `python -m agentrag.cli`
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

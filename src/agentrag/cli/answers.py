@@ -5,35 +5,38 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from agentrag.agent.budget_overrides import check_overrides
-from agentrag.agent.memory import Conversation
 from agentrag.cli.common import (
+    FILTER_HELP,
     HomeOption,
     JsonOption,
     KbOption,
     emit_json,
+    err,
     friendly_errors,
     model_free_notice,
     open_kb,
     out,
+    parse_filter,
     parse_pairs,
-    print_progress,
+    question_progress,
     settings_for,
     snippet,
 )
 from agentrag.errors import ConfigError
 from agentrag.failures import FailureLog
-from agentrag.kb import KnowledgeBase
 from agentrag.layout import Layout
 from agentrag.server.answer_text import confidence_line, conflict_heading, conflict_rows, shows_confidence
-from agentrag.session import LOCAL_OWNER, Sessions
 from agentrag.types import Answer
 from agentrag.vocab import Confidence, Mode, Preset
+
+if TYPE_CHECKING:  # the agent and the knowledge base load when a question is asked, not for --help
+    from agentrag.kb import KnowledgeBase
+    from agentrag.session import Sessions
 
 MODE_HELP = (
     "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
@@ -44,6 +47,7 @@ BUDGET_FLAGS = {
     "--max-searches": "max_retrieval_calls",
     "--max-llm-calls": "max_llm_calls",
     "--max-seconds": "max_seconds",
+    "-k": "evidence_k",
 }
 MaxSearches = Annotated[
     int | None, typer.Option("--max-searches", help="At most N searches for this question (overrides the preset).")
@@ -51,6 +55,9 @@ MaxSearches = Annotated[
 MaxLLMCalls = Annotated[int | None, typer.Option("--max-llm-calls", help="At most N LLM calls (overrides the preset).")]
 MaxSeconds = Annotated[
     float | None, typer.Option("--max-seconds", help="Wall time for the whole question (overrides the preset).")
+]
+EvidenceK = Annotated[
+    int | None, typer.Option("-k", help="At most K passages handed to the answer (the preset's evidence_k).")
 ]
 BudgetPairs = Annotated[
     list[str] | None,
@@ -63,11 +70,17 @@ BudgetPairs = Annotated[
 
 
 def budget_overrides(
-    max_searches: int | None, max_llm_calls: int | None, max_seconds: float | None, pairs: list[str] | None
+    max_searches: int | None,
+    max_llm_calls: int | None,
+    max_seconds: float | None,
+    pairs: list[str] | None,
+    k: int | None = None,
 ) -> dict[str, Any] | None:
     """The budget overrides given on the command line, checked against the budget model (errors name the flag)."""
+    from agentrag.agent.budget_overrides import check_overrides
+
     overrides: dict[str, Any] = dict(parse_pairs(pairs or [], "--budget"))
-    flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds), strict=True))
+    flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds, k), strict=True))
     for flag, value in flags.items():
         if value is None:
             continue
@@ -79,23 +92,27 @@ def budget_overrides(
     return check_overrides(overrides, labels) or None
 
 
-def print_answer(answer: Answer, text: bool = True) -> None:
-    """The short answer on its own line, the answer (unless `text` is False: it was streamed), its sources,
-    how sure it is, and the sources that disagree, newest first, the one in force marked."""
+def print_answer(answer: Answer, streamed: str | None = None) -> None:
+    """The short answer on its own line, the answer (unless it was `streamed`: then only what the citation check
+    changed), its sources, how sure it is, and the sources that disagree, newest first, the one in force marked."""
     if answer.short_answer:
         out.print(f"[bold]Answer:[/] [bold green]{escape(answer.short_answer)}[/]", highlight=False)
-    if text:
+    if streamed is None or not same_text(streamed, answer.answer):
+        # Not streamed, or the stream was replaced (it broke off and a fallback answered): the text as checked.
         out.print(("\n" if answer.short_answer else "") + escape(answer.answer), highlight=False)
-    if answer.citations:
-        out.print("\n[bold]Sources[/]")
-        for c in answer.citations:
-            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
-            heading = f" · {c.heading}" if c.heading else ""
-            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
-            out.print(f"      [dim]“{escape(snippet(c.quote, 200))}”[/]", highlight=False)
-    if answer.unsupported:
+        streamed = None
+    _print_sources(answer)
+    if answer.unsupported and streamed is None:
         out.print(
             f"\n[yellow]{len(answer.unsupported)} sentence(s) could not be matched to a source and are marked.[/]"
+        )
+    elif answer.unsupported:
+        # The streamed text cannot be marked after the fact: one line names what the check found unsourced.
+        quoted = " · ".join(f"“{s}”" for s in answer.unsupported)
+        out.print(
+            f"\n[yellow]unverified (no source found, citation removed):[/] {escape(quoted)}",
+            highlight=False,
+            soft_wrap=True,
         )
     _print_assessment(answer)
     u = answer.usage
@@ -103,6 +120,26 @@ def print_answer(answer: Answer, text: bool = True) -> None:
         f"\n[dim]{answer.mode} · {answer.stop_reason} · {u.llm_calls} LLM calls · {u.retrieval_calls} searches · "
         f"{u.ms} ms · trace {answer.trace_id}[/]"
     )
+
+
+def same_text(streamed: str, checked: str) -> bool:
+    """Whether the checked answer is the streamed one with only its citation marks changed."""
+    from agentrag.agent.citations import UNVERIFIED_EN, UNVERIFIED_ZH, strip_markers
+
+    def bare(text: str) -> str:
+        return "".join(strip_markers(text.replace(UNVERIFIED_EN, "").replace(UNVERIFIED_ZH, "")).split())
+
+    return bare(streamed) == bare(checked)
+
+
+def _print_sources(answer: Answer) -> None:
+    if answer.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in answer.citations:
+            where = Path(c.source).name + (f" p.{c.page}" if c.page else "")
+            heading = f" · {c.heading}" if c.heading else ""
+            out.print(f"  [cyan][{c.n}][/] [bold]{escape(where)}[/][dim]{escape(heading)}[/]", highlight=False)
+            out.print(f"      [dim]“{escape(snippet(c.quote, 200))}”[/]", highlight=False)
 
 
 _CONFIDENCE_STYLE = {Confidence.HIGH: "green", Confidence.PARTIAL: "yellow", Confidence.LOW: "bold yellow"}
@@ -131,15 +168,18 @@ def ask(
     max_llm_calls: MaxLLMCalls = None,
     max_seconds: MaxSeconds = None,
     budget: BudgetPairs = None,
+    k: EvidenceK = None,
+    filter_: Annotated[list[str] | None, typer.Option("--filter", help=FILTER_HELP)] = None,
     home: HomeOption = None,
     kb: KbOption = "default",
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from the knowledge base, with checked citations.
 
-    Example: agentrag ask "标准版和企业版有什么区别？" --stream --max-searches 4
+    Example: agentrag ask "标准版和企业版有什么区别？" --stream --max-searches 4 --filter team=sales
     """
-    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
+    flt = parse_filter(filter_ or [])
+    overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget, k)
     model_free_notice(settings_for(home), as_json)
     streamed: list[str] = []
 
@@ -153,19 +193,16 @@ def ask(
             mode=mode,
             preset=preset,
             budget=overrides,
-            on_event=print_progress if stream else None,
+            on_event=question_progress(stream),
             on_token=on_token if stream and not as_json else None,
+            flt=flt,
         )
     if as_json:
         emit_json(answer.contract())
         return
     if streamed:
-        print("\n")
-        if "".join(streamed).strip() != answer.answer.strip():
-            out.print("[dim]After the citation check:[/]")
-            print_answer(answer)
-            return
-        print_answer(answer, text=False)
+        print("\n", flush=True)
+        print_answer(answer, streamed="".join(streamed))
         return
     print_answer(answer)
 
@@ -189,6 +226,9 @@ def chat(
 
     With --json, one JSON object per turn (JSON lines), read from standard input.
     """
+    from agentrag.kb import KnowledgeBase
+    from agentrag.session import LOCAL_OWNER, Sessions
+
     overrides = budget_overrides(max_searches, max_llm_calls, max_seconds, budget)
     settings = settings_for(home)
     model_free_notice(settings, as_json)
@@ -212,6 +252,9 @@ def _chat_loop(
     as_json: bool,
 ) -> None:
     """One answer per line of input; a named conversation is kept in the data directory after every turn."""
+    from agentrag.agent.memory import Conversation
+    from agentrag.session import LOCAL_OWNER
+
     conversation = None if conversation_id else Conversation(conversation_id="cli")
     while True:
         try:
@@ -228,7 +271,7 @@ def _chat_loop(
                 sessions.reset(LOCAL_OWNER, conversation_id)
             else:
                 conversation = Conversation(conversation_id="cli")
-            out.print("[dim]new conversation[/]")
+            err.print("[dim]new conversation[/]")
             continue
         answer = sessions.ask(
             knowledge_base,
@@ -239,7 +282,7 @@ def _chat_loop(
             mode=mode,
             preset=preset,
             budget=budget,
-            on_event=print_progress if interactive else None,
+            on_event=question_progress(interactive),
         )
         if as_json:
             emit_json({**answer.contract(), "question": text, "search_query": answer.search_query})

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,11 +18,15 @@ from rich.markup import escape
 from typer.exceptions import TyperException
 
 from agentrag.errors import AgentragError
-from agentrag.kb import KnowledgeBase
+from agentrag.llm.notice import model_free_notice as notice_for
 from agentrag.settings import Settings, load_settings
 from agentrag.text.dates import parse_date
 from agentrag.trace import TraceEvent
 from agentrag.types import SearchFilter
+from agentrag.vocab import TraceStep
+
+if TYPE_CHECKING:  # the knowledge base (numpy, jieba, the agent) loads when a command opens one, not for --help
+    from agentrag.kb import KnowledgeBase
 
 out = Console()
 err = Console(stderr=True)
@@ -108,6 +112,8 @@ def settings_for(home: Path | None) -> Settings:
 
 
 def open_kb(home: Path | None, kb: str, create: bool = False) -> KnowledgeBase:
+    from agentrag.kb import KnowledgeBase
+
     return KnowledgeBase.open(kb, settings=settings_for(home), create=create)
 
 
@@ -163,8 +169,6 @@ _notice_shown = False
 def model_free_notice(settings: Settings, as_json: bool) -> None:
     """Say once per process, plainly, that no LLM is configured."""
     global _notice_shown
-    from agentrag.llm.client import model_free_notice as notice_for
-
     notice = notice_for(settings.llm)
     if notice and not _notice_shown and not as_json:
         err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)
@@ -174,3 +178,25 @@ def model_free_notice(settings: Settings, as_json: bool) -> None:
 def print_progress(event: TraceEvent) -> None:
     if event.message:
         err.print(f"[dim]… {escape(event.message)}[/]", soft_wrap=True, highlight=False)
+
+
+def question_progress(stream: bool) -> Callable[[TraceEvent], None]:
+    """What `ask` and `chat` show on stderr while a question runs: every step with `stream`; always the first
+    fallback with the error behind it (the endpoint's: connection refused, a 401, a timeout), once: later
+    fallbacks of the question follow from it."""
+    named = False
+
+    def on_event(event: TraceEvent) -> None:
+        nonlocal named
+        if event.step != TraceStep.FALLBACK or named:
+            if stream:
+                print_progress(event)
+            return
+        named = True
+        line = f"{event.message or 'the model failed'} ({event.reason})"
+        if stream:
+            err.print(f"[dim]…[/] [yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
+        else:
+            err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True, highlight=False)
+
+    return on_event

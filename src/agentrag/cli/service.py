@@ -80,7 +80,8 @@ def keys_create(
         emit_json({"key": secret, "key_id": key.key_id, "kbs": sorted(key.kbs), "admin": key.admin})
         return
     scope = "every knowledge base" if admin else (", ".join(sorted(key.kbs)) or "knowledge bases it creates")
-    out.print(f"{secret}\n[dim]key {key.key_id} for {escape(scope)}; shown once, store it now[/]")
+    print(secret, flush=True)  # alone on stdout: KEY=$(agentrag keys create --admin)
+    err.print(f"[dim]key {key.key_id} for {escape(scope)}; shown once, store it now[/]", soft_wrap=True)
 
 
 @keys_app.command("list")

@@ -48,8 +48,14 @@ def document_id_for_path(path: Path) -> str:
     return hashlib.sha1(os.fsencode(path.resolve())).hexdigest()[:16]
 
 
-def discover(paths: list[Path]) -> list[Path]:
-    """Files to ingest, in a stable order; folders are walked, hidden entries and unknown types skipped."""
+def unsupported_type(path: Path) -> str:
+    """Why a file in a folder is not ingested: its type (the reason a skipped file is reported with)."""
+    return f"unsupported file type ({path.suffix.lower() or 'no suffix'})"
+
+
+def discover(paths: list[Path], skipped: list[Path] | None = None) -> list[Path]:
+    """Files to ingest, in a stable order; folders are walked, hidden entries left out, and files of unknown
+    types left out too (appended to `skipped` when given, so they can be counted and named)."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -57,8 +63,12 @@ def discover(paths: list[Path]) -> list[Path]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     candidate = Path(root) / name
-                    if not name.startswith(".") and candidate.suffix.lower() in SUPPORTED_SUFFIXES:
+                    if name.startswith("."):
+                        continue
+                    if candidate.suffix.lower() in SUPPORTED_SUFFIXES:
                         found.append(candidate)
+                    elif skipped is not None:
+                        skipped.append(candidate)
         else:
             found.append(path)  # named explicitly: an unsupported type is reported, not skipped
     return list(dict.fromkeys(found))

@@ -25,8 +25,17 @@ import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError, LoadError
-from agentrag.ingest.files import NotRegularFile, discover, display, document_id_for_path, read_bounded, regular_file
+from agentrag.ingest.files import (
+    NotRegularFile,
+    discover,
+    display,
+    document_id_for_path,
+    read_bounded,
+    regular_file,
+    unsupported_type,
+)
 from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path
+from agentrag.ingest.progress import ChunkCounter, ChunkProgress, ChunkProgressCallback
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
 from agentrag.settings import Settings
@@ -36,7 +45,16 @@ from agentrag.text.fingerprint import fingerprint, sha256_bytes
 from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
 from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
 
-__all__ = ["IngestPipeline", "ProgressCallback", "discover", "document_id_for_path", "embedding_text"]
+__all__ = [
+    "ChunkProgress",
+    "ChunkProgressCallback",
+    "IngestPipeline",
+    "ProgressCallback",
+    "discover",
+    "document_id_for_path",
+    "embedding_text",
+]
+
 
 ProgressCallback = Callable[[IngestStatus], None]
 
@@ -88,6 +106,7 @@ class IngestPipeline:
         self.limits = settings.ingest.limits
         self._source_root: Path | None = None
         self._paths = SourcePaths(None, set())
+        self._chunks = ChunkCounter()
 
     # ------------------------------------------------------------------ public
 
@@ -98,13 +117,17 @@ class IngestPipeline:
         progress: ProgressCallback | None = None,
         source_root: Path | None = None,
         sync: bool = False,
+        on_chunks: ChunkProgressCallback | None = None,
     ) -> IngestReport:
         """Ingest files and folders; every file ends as added, updated, unchanged, skipped or failed.
 
         `source_root`: record sources relative to this folder (the service stores uploads under its data
         directory and shows users the file name, not the server's paths); absolute paths otherwise.
-        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`)."""
+        `sync`: then delete the documents of files gone from each folder in `paths` (see `ingest.sync`).
+        `progress` hears of every file (and every file of a folder that is not ingested: skipped, with its
+        type); `on_chunks` of the chunks embedded, after each embedding call."""
         started = time.perf_counter()
+        self._chunks = ChunkCounter(on_chunks)
         report = IngestReport()
         tags = dict(tags or {})
 
@@ -114,7 +137,10 @@ class IngestPipeline:
                 progress(item)
 
         self._source_root = source_root.resolve() if source_root is not None else None
-        files = discover(paths)
+        unsupported: list[Path] = []
+        files = discover(paths, unsupported)
+        for path in unsupported:
+            emit(IngestStatus(path=display(path), status="skipped", error=unsupported_type(path)))
         present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
         self._paths = SourcePaths(self._source_root, present)
         self._run(self._prepare(files, tags, emit), emit)
@@ -275,7 +301,7 @@ class IngestPipeline:
         """Embed in a worker thread, one batch ahead of the commits."""
         batch_size = self.settings.ingest.embed_batch_size
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrag-embed") as pool:
-            in_flight: tuple[list[_Prepared], Future[Vectors]] | None = None
+            in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None = None
             batch: list[_Prepared] = []
             size = 0
             for item in prepared:
@@ -292,19 +318,37 @@ class IngestPipeline:
     def _rotate(
         self,
         pool: ThreadPoolExecutor,
-        in_flight: tuple[list[_Prepared], Future[Vectors]] | None,
+        in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None,
         batch: list[_Prepared],
         emit: ProgressCallback,
-    ) -> tuple[list[_Prepared], Future[Vectors]]:
+    ) -> tuple[list[_Prepared], list[Future[Vectors]]]:
         texts = [t for item in batch for t in item.texts]
-        future = pool.submit(self.embedder.embed_passages, texts)
+        # Calls of about embed_batch_size chunks, in order on the one worker: progress after each.
+        calls = -(-len(texts) // self.settings.ingest.embed_batch_size)
+        step = -(-len(texts) // calls)
+        futures = [pool.submit(self.embedder.embed_passages, texts[i : i + step]) for i in range(0, len(texts), step)]
         if in_flight is not None:
             self._commit(*in_flight, emit)
-        return batch, future
+        return batch, futures
 
-    def _commit(self, batch: list[_Prepared], future: Future[Vectors], emit: ProgressCallback) -> None:
+    def _vectors(self, batch: list[_Prepared], futures: list[Future[Vectors]]) -> Vectors:
+        """The batch's vectors, reporting each embedding call's chunks as it finishes (to `on_chunks`)."""
+        parts: list[Vectors] = []
+        done = 0
         try:
-            vectors = future.result()
+            for future in futures:
+                parts.append(future.result())
+                self._chunks.embedded_range([(i.path, len(i.texts)) for i in batch], done, done + len(parts[-1]))
+                done += len(parts[-1])
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _commit(self, batch: list[_Prepared], futures: list[Future[Vectors]], emit: ProgressCallback) -> None:
+        try:
+            vectors = self._vectors(batch, futures)
         except Exception as exc:
             if isinstance(exc, AgentragError) or len(batch) == 1:  # the backend failed: every document did
                 for item in batch:

@@ -7,6 +7,7 @@ that never call a model start fast.
 
 from typing import TYPE_CHECKING, Any
 
+from agentrag.llm.notice import model_free_notice
 from agentrag.llm.tokens import TokenMeter, estimate_message_tokens, estimate_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
@@ -16,10 +17,9 @@ if TYPE_CHECKING:
         ToolCall,
         extract_json,
         make_llm,
-        model_free_notice,
     )
 
-_CLIENT_NAMES = frozenset({"ChatResponse", "LLMClient", "ToolCall", "extract_json", "make_llm", "model_free_notice"})
+_CLIENT_NAMES = frozenset({"ChatResponse", "LLMClient", "ToolCall", "extract_json", "make_llm"})
 
 
 def __getattr__(name: str) -> Any:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from agentrag.cache import Cache
 from agentrag.errors import ConfigError, LLMError, LLMTimeout
 from agentrag.llm.caching import STREAM, LLMCache
+from agentrag.llm.notice import model_free_notice
 from agentrag.llm.quirks import EndpointQuirks, LearnedQuirks, Lesson, adapt
 from agentrag.llm.streaming import stream_deltas
 from agentrag.llm.structured import extract_json, response_format, validated_reply, with_schema_instructions
@@ -248,13 +249,3 @@ def make_llm(
 ) -> LLMClient | None:
     """The client for the configured endpoint, or None for model-free mode."""
     return LLMClient(settings, cache, cache_scope) if settings.configured else None
-
-
-def model_free_notice(settings: LLMSettings) -> str | None:
-    """The one sentence to show (once per process) when no LLM is configured; None when one is."""
-    if settings.configured:
-        return None
-    return (
-        "No LLM configured (set OPENAI_BASE_URL or OPENAI_API_KEY, and AGENTRAG_LLM_MODEL): "
-        "answering model-free, with extractive answers."
-    )
