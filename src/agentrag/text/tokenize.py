@@ -15,7 +15,6 @@ import re
 import threading
 from functools import lru_cache
 
-import jieba
 import Stemmer
 
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
@@ -44,12 +43,15 @@ _jieba_ready = False
 
 
 def _ensure_jieba() -> None:
-    """jieba loads its dictionary lazily and is not safe to initialise from two threads at once."""
+    """jieba loads its dictionary lazily and is not safe to initialise from two threads at once. It is imported
+    here, not with this module: what only needs `has_cjk` (the CLI's start-up, the answer text) never loads it."""
     global _jieba_ready
     if _jieba_ready:
         return
     with _jieba_lock:
         if not _jieba_ready:
+            import jieba
+
             jieba.setLogLevel(logging.WARNING)
             jieba.initialize()
             _jieba_ready = True
@@ -74,6 +76,8 @@ def tokenize(text: str) -> list[str]:
         cjk, word = m.group(1), m.group(2)
         if cjk:
             _ensure_jieba()
+            import jieba  # already loaded by _ensure_jieba: a dictionary lookup
+
             out.extend(t for t in jieba.lcut_for_search(cjk) if t.strip())
         else:
             w = word.lower()
