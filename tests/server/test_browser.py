@@ -130,7 +130,11 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
-def screenshot(page: Any, name: str) -> None:
-    """bench-out/screenshots/NAME.png (not committed: bench-out/ is ignored)."""
+def screenshot(page: Any, name: str, selector: str | None = None) -> None:
+    """bench-out/screenshots/NAME.png (not committed: bench-out/ is ignored): the page, or one element of it."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    path = str(SCREENSHOTS / f"{name}.png")
+    if selector:
+        page.locator(selector).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)

@@ -11,13 +11,13 @@ const STRINGS = {
     documents: "Documents", dropFiles: "Drop files here or choose several", uploads: "Uploads",
     clearFinished: "Clear finished", searchDocuments: "Search documents…", previous: "‹ Prev", next: "Next ›",
     docCount: "{from}–{to} of {total}", noDocuments: "No documents", noMatch: "No document matches “{q}”",
-    chunks: "{n} chunks", deleteDoc: "Delete", confirmDelete: "Delete {title}?",
+    chunks: "{n} chunks", chunks_one: "{n} chunk", deleteDoc: "Delete", confirmDelete: "Delete {title}?",
     ask: "Ask", questionPlaceholder: "Ask a question about your documents…", askButton: "Ask",
     newConversation: "New conversation", modeTitle: "mode", presetTitle: "budget preset",
     citedPassage: "Cited passage", close: "Close",
     enterKey: "Enter an API key (agentrag keys create)", noKb: "No knowledge base yet: create one with New…",
     queued: "queued", uploading: "uploading {pct}%", indexing: "indexing…", failed: "failed: {reason}",
-    added: "added, {n} chunks", updated: "updated, {n} chunks", unchanged: "unchanged", dismiss: "Dismiss",
+    added: "added, {n} chunks", added_one: "added, {n} chunk", updated: "updated, {n} chunks", updated_one: "updated, {n} chunk", unchanged: "unchanged", dismiss: "Dismiss",
     networkError: "network error", confidence: "{level} confidence",
     level_high: "high", level_partial: "partial", level_low: "low",
     note_high: "the passages answer the question",
@@ -28,7 +28,7 @@ const STRINGS = {
     sourcesDisagree: "Sources disagree", sourcesDisagreeOn: "Sources disagree ({attribute})",
     value: "Value", source: "Source", date: "Date", inForce: "in force", sources: "Sources", trace: "Trace",
     llmCalls: "{n} LLM calls", tokens: "{n} tokens", searches: "{n} searches", round: "round {n}",
-    page: "p.{n}", you: "You",
+    page: "p.{n}", you: "You", steps: "{n} steps",
   },
   zh: {
     apiKey: "API 密钥", knowledgeBase: "知识库", newKb: "新建…", newKbPlaceholder: "名称（可用中文）",
@@ -53,7 +53,7 @@ const STRINGS = {
     sourcesDisagree: "各来源说法不一", sourcesDisagreeOn: "各来源说法不一（{attribute}）",
     value: "值", source: "来源", date: "日期", inForce: "现行", sources: "来源", trace: "执行过程",
     llmCalls: "{n} 次模型调用", tokens: "{n} 个 token", searches: "{n} 次检索", round: "第 {n} 轮",
-    page: "第 {n} 页", you: "你",
+    page: "第 {n} 页", you: "你", steps: "{n} 个步骤",
   },
 };
 
@@ -66,7 +66,8 @@ function pickLanguage() {
 let lang = pickLanguage();
 
 function t(key, vars = {}) {
-  const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
+  const one = vars.n === 1 && Object.hasOwn(STRINGS[lang], `${key}_one`);  // "1 chunk", not "1 chunks"
+  const text = STRINGS[lang][one ? `${key}_one` : key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (all, name) => (Object.hasOwn(vars, name) ? String(vars[name]) : all));
 }
 
@@ -595,8 +596,14 @@ function renderTurn(turn) {
   const node = el("article", null, "turn");
   const question = node.appendChild(el("p", null, "question"));
   question.append(el("span", t("you"), "who"), el("span", turn.question));
-  const progress = node.appendChild(el("ol", null, "progress"));
+  const progress = el("ol", null, "progress");
   for (const message of turn.progress) progress.appendChild(el("li", message));
+  if (turn.result) {  // answered: the steps fold away under one line
+    const steps = node.appendChild(el("details", null, "steps"));
+    steps.append(el("summary", t("steps", { n: turn.progress.length })), progress);
+  } else {
+    node.appendChild(progress);
+  }
   if (turn.result) renderResult(turn, node);
   else if (turn.error) node.appendChild(el("p", turn.error, "error"));
   else node.appendChild(el("div", turn.streamed, "answer streaming"));
