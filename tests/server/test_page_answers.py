@@ -130,7 +130,8 @@ def test_short_answer_conflicts_and_table_rows(browser: Any, sample: Running) ->
     expect(rows.first).to_contain_text("650 元/晚")
     # One numbered list: each source is numbered by its marker, once, and every marker has its source.
     markers, sources = _markers_and_sources(turn)
-    assert markers and set(markers) <= set(sources), (markers, sources)
+    assert markers
+    assert set(markers) <= set(sources), (markers, sources)
     assert len(sources) == len(set(sources))
     assert turn.locator(".citations").evaluate("e => getComputedStyle(e).listStyleType") == "none"
     assert all(re.fullmatch(r"\[\d+\]", s) for s in sources)
@@ -217,7 +218,9 @@ def test_phone_width_stays_clean(browser: Any, sample: Running) -> None:
         "[document.documentElement.scrollWidth, window.innerWidth]"
     )
     library, qa = page.locator("#library").bounding_box(), page.locator("#qa").bounding_box()
-    assert library and qa and qa["y"] >= library["y"] + library["height"] - 1  # one column: stacked
+    assert library is not None
+    assert qa is not None
+    assert qa["y"] >= library["y"] + library["height"] - 1  # one column: stacked
     screenshot(page, "phone")
     _no_csp_violation(page, console)
     page.close()

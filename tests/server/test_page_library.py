@@ -77,7 +77,9 @@ def many_documents(server_settings: Settings, tmp_path: Path) -> Iterator[Runnin
         (folder / f"report-{i:02d}.md").write_text(
             f"# Report {i:02d}\n\nQuarter {i} revenue was {i * 10} units.\n", encoding="utf-8"
         )
-    (folder / "2024-05-01-meeting.md").write_text("---\ndate: 2024-05-01\n---\n# Meeting notes\n\nWe chose the blue logo.\n", encoding="utf-8")
+    (folder / "2024-05-01-meeting.md").write_text(
+        "---\ndate: 2024-05-01\n---\n# Meeting notes\n\nWe chose the blue logo.\n", encoding="utf-8"
+    )
     with KnowledgeBase.open("many", settings=server_settings) as kb:
         kb.ingest([folder])
         kb.ingest([folder / "2024-05-01-meeting.md"], {"team": "design"})
@@ -113,8 +115,8 @@ def test_document_list_searches_and_pages(many_documents: Running) -> None:
         # The same title twice, told apart by file name and date; tags shown.
         expect(docs.locator(".doc-title")).to_have_text(["Meeting notes", "Meeting notes"])
         facts = " ".join(docs.locator(".doc-facts").all_text_contents())
-        assert "2024-05-01-meeting.md" in facts and "2025-02-03-meeting.md" in facts, facts
-        assert "2024-05-01-meeting.md · 2024-05-01 · 1 chunk" in facts and "2025-02-03-meeting.md · 2025-02-03" in facts, facts
+        assert "2024-05-01-meeting.md · 2024-05-01 · 1 chunk" in facts, facts
+        assert "2025-02-03-meeting.md · 2025-02-03" in facts, facts
         expect(docs.locator(".tag")).to_have_count(2)
         assert sorted(docs.locator(".tag").all_text_contents()) == ["team=design", "team=ops"]
         screenshot(page, "documents")
