@@ -183,7 +183,8 @@ async function loadDocuments() {
   const docs = state.docs;
   const seq = ++docs.seq;  // a slower, older answer must not overwrite the list asked for last
   if (!state.kb) { docs.items = []; docs.total = 0; renderDocuments(); return; }
-  const query = new URLSearchParams({ q: docs.q, offset: String(docs.offset), limit: String(PAGE_SIZE) });
+  const query = new URLSearchParams({ offset: String(docs.offset), limit: String(PAGE_SIZE) });
+  if (docs.q) query.set("q", docs.q);
   let data;
   try { data = await api(kbPath(state.kb, `/documents?${query}`)); } catch (error) { status(error.message); return; }
   if (seq !== docs.seq) return;
