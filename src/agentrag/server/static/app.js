@@ -214,8 +214,9 @@ function renderDocument(doc) {
   const date = doc.date || (doc.ingested_at ? new Date(doc.ingested_at * 1000).toISOString().slice(0, 10) : "");
   const chunks = doc.chunks ?? doc.n_chunks;
   const facts = [doc.file_name || fileName(doc.source), date, chunks !== undefined ? t("chunks", { n: chunks }) : ""];
-  const line = el("span", facts.filter(Boolean).join(" · "), "doc-facts");
-  text.appendChild(line);
+  const line = text.appendChild(el("span", null, "doc-facts"));
+  // A date or count never breaks inside; a long file name may.
+  facts.forEach((fact, i) => fact && line.append(...(line.childNodes.length ? [" · "] : []), el("span", fact, i ? "fact" : "")));
   const chips = tagChips(doc.tags);
   if (chips.length) { const tags = el("span", null, "tags"); tags.append(...chips); text.appendChild(tags); }
   item.appendChild(text);
