@@ -1,10 +1,13 @@
 """The web page in headless Chromium (Debian's chromium, driven by Playwright): upload, ask, watch progress,
-open a citation, read the passage. Saves a screenshot."""
+open a citation, read the passage. Saves a screenshot. The helpers here serve the tests/server/test_page_*.py too."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,9 +33,11 @@ WATCH_CSP = (
 )
 
 
-def _open(browser, running: Running):  # type: ignore[no-untyped-def]
-    """A page with the key entered, watching for CSP violations (in the page and in the console)."""
-    page = browser.new_page()
+def _open(browser, running: Running, **options):  # type: ignore[no-untyped-def]
+    """A page with the key entered, watching for CSP violations (in the page and in the console).
+    `options` go to `new_page` (locale, viewport); the interface language is English unless a locale is given."""
+    page = browser.new_page(**{"locale": "en-US", **options})
+    page.set_default_timeout(15_000)
     console: list[str] = []
     page.on("console", lambda m: console.append(m.text))
     page.add_init_script(WATCH_CSP)
@@ -65,15 +70,14 @@ def test_upload_ask_and_open_a_citation(running: Running, tmp_path: Path) -> Non
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page, console = _open(browser, running)
         expect(page.locator("#kb")).to_have_value("web")
-        page.set_input_files("#file", str(doc))
-        page.click("#upload-form button")
+        page.set_input_files("#file", str(doc))  # choosing files uploads them
         expect(page.locator("#documents li")).to_have_count(1)
         page.fill("#question", "What does error E1042 mean?")
         page.click("#ask")
-        expect(page.locator("#progress")).to_contain_text("searching")
-        expect(page.locator("#meta")).to_contain_text("answered", timeout=60_000)
-        expect(page.locator("#answer")).to_contain_text("too complex")
-        page.locator("#answer .cite").first.click()
+        expect(page.locator(".turn .progress")).to_contain_text("searching")
+        expect(page.locator(".turn .meta")).to_contain_text("answered", timeout=60_000)
+        expect(page.locator(".turn .answer")).to_contain_text("too complex")
+        page.locator(".turn .answer .cite").first.click()
         expect(page.locator("#passage")).to_be_visible()
         expect(page.locator("#passage-title")).to_have_text("Aurora")
         expect(page.locator("#passage-where")).to_contain_text("Aurora > Errors")
@@ -103,11 +107,34 @@ def test_script_in_titles_bodies_and_file_names_never_runs(running: Running) -> 
         expect(page.locator("#documents li").first).to_contain_text("Glacier notes")
         page.fill("#question", "When does glacier G7 melt?")
         page.click("#ask")
-        expect(page.locator("#meta")).to_contain_text("answered", timeout=60_000)
-        page.locator("#answer .cite").first.click()
+        expect(page.locator(".turn .meta")).to_contain_text("answered", timeout=60_000)
+        page.locator(".turn .answer .cite").first.click()
         expect(page.locator("#passage-title")).to_contain_text("Glacier notes")
         expect(page.locator("#passage-text")).to_contain_text("Glacier G7 melts")
-        assert page.locator("#passage script, #passage img, #documents img, #citations img, svg").count() == 0
+        assert page.locator("#passage script, #passage img, #documents img, .citations img, svg").count() == 0
         assert page.evaluate("window.__pwned === undefined")
         _no_csp_violation(page, console)
         browser.close()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, timeout=60_000)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def screenshot(page: Any, name: str, selector: str | None = None) -> None:
+    """bench-out/screenshots/NAME.png (not committed: bench-out/ is ignored): the page, or one element of it."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = str(SCREENSHOTS / f"{name}.png")
+    if selector:
+        page.locator(selector).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)
