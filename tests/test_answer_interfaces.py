@@ -82,9 +82,11 @@ def test_the_llm_synthesizer_is_told_which_sources_disagree(tmp_path: Path, embe
             kb.close()
     prompt = prompt_text(next(r for r in llm.requests if r["model"] == "m-synthesizer"))
     notes = prompt[prompt.index("Sources that disagree") :].splitlines()
-    assert "500 元/晚 (2025-01-01)" in notes[1]
-    assert "450 元/晚 (2024-03-01)" in notes[1]
-    assert "in force: 500 元/晚" in notes[1]
+    assert notes[1] == "<<<", "what the documents say about the conflict is quoted, as data"
+    assert "500 元/晚 (2025-01-01)" in notes[2]
+    assert "450 元/晚 (2024-03-01)" in notes[2]
+    assert "in force: 500 元/晚" in notes[2]
+    assert notes[3] == ">>>"
     assert answer.usage.llm_calls >= 1
     assert answer.unsupported == []
     assert_hotel_conflict(answer.contract())

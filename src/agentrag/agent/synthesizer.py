@@ -20,7 +20,7 @@ from agentrag.agent.extractive import ExtractiveSynthesizer, nothing_found
 from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.units import ChunkAt
-from agentrag.text.quoting import escape, quote
+from agentrag.text.quoting import quote
 from agentrag.text.tokenize import has_cjk
 from agentrag.types import Conflict, Evidence
 from agentrag.vocab import Confidence, LLMRole, StopReason, TraceStep
@@ -170,14 +170,14 @@ Rules:
 def _conflict_notes(conflicts: list[Conflict]) -> str:
     if not conflicts:
         return ""
-    lines = ["\nSources that disagree (give both side by side with their dates, lead with the one in force):"]
+    # Attributes and values are document text (a table's first cell, a sentence's figure): quoted, as data.
+    lines = []
     for c in conflicts:
-        sides = "; ".join(
-            f"[{v.n}] {escape(v.value)}" + (f" ({v.date.isoformat()})" if v.date else "") for v in c.values
-        )
-        current = f" - in force: {escape(c.current)}" if c.current else ""
-        lines.append(f"- {escape(c.attribute)}: {sides}{current}")
-    return "\n".join(lines)
+        sides = "; ".join(f"[{v.n}] {v.value}" + (f" ({v.date.isoformat()})" if v.date else "") for v in c.values)
+        current = f" - in force: {c.current}" if c.current else ""
+        lines.append(" ".join(f"- {c.attribute}: {sides}{current}".split()))
+    intro = "\nSources that disagree (give both side by side with their dates, lead with the one in force):\n"
+    return intro + quote("\n".join(lines))
 
 
 def synthesizer_messages(
