@@ -194,7 +194,7 @@ def verdict(set_name: str, default: dict[str, Any], peers: dict[str, dict[str, f
 def answers_section(results: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """The answer path, model-free: retrieval measured on the evidence handed to the synthesizer."""
     lines = [
-        "## Answers, model-free (issue 3; superseded for contains, EM and F1 by \"Answers that answer\" below)",
+        '## Answers, model-free (issue 3; superseded for contains, EM and F1 by "Answers that answer" below)',
         "",
         "`agentrag eval DATASET --task answer --mode MODE` with no LLM configured: rule router and planner, score "
         "grader, extractive synthesizer. Retrieval columns are computed from the ranked evidence each answer handed "
