@@ -106,6 +106,16 @@ def test_citation_markers_after_the_full_stop_stay_with_their_sentence() -> None
     assert attach_markers("Done.", [1, 2]) == "Done[1][2]."
 
 
+def test_english_sentences_keep_their_space_in_an_answer_that_quotes_chinese() -> None:
+    passages = [chunk(1, "According to 《北风实验室差旅费管理办法》: the hotel cap is 450 a night.")]
+    checked = CitationChecker().check(
+        "Sources disagree; none is known to be newer:\nAccording to 《北风实验室差旅费管理办法》: the hotel cap is 450 "
+        "a night [1].",
+        passages,
+    )
+    assert checked.text.startswith("Sources disagree; none is known to be newer:"), checked.text
+
+
 def test_context_is_compressed_at_sentence_boundaries_under_the_budget() -> None:
     long_text = " ".join(f"Sentence {i} talks about topic {i}." for i in range(60)) + " The rate limit is 600."
     assert compress(long_text, "rate limit", 30).endswith("The rate limit is 600.")

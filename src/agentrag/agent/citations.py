@@ -176,7 +176,7 @@ class CitationChecker:
                 line_parts.append(f"{claim} {marker}")
             else:
                 line_parts.append(claim)
-        text = "\n".join(("" if zh else " ").join(parts) for parts in rebuilt).strip()
+        text = "\n".join(_join(parts, zh) for parts in rebuilt).strip()
         return CheckedAnswer(text=text, citations=[citations[n] for n in sorted(citations)], unsupported=unsupported)
 
     @staticmethod
@@ -187,3 +187,16 @@ class CitationChecker:
         if claim.endswith((":", "：")):
             return False
         return len(_content_tokens(claim)) >= 4
+
+
+def _join(parts: list[str], zh: bool) -> str:
+    """Sentences of one line, joined again: with a space in English; in a Chinese answer without one, except
+    between two English sentences (a quoted English line: "Sources disagree; none is known to be newer")."""
+    if not zh:
+        return " ".join(parts)
+    out = ""
+    for part in parts:
+        if out and out[-1].isascii() and not out[-1].isspace() and part[:1].isascii() and part[:1].isalnum():
+            out += " "
+        out += part
+    return out
