@@ -57,3 +57,12 @@ def test_the_cli_ingests_lists_searches_and_answers_in_a_knowledge_base_with_a_c
     error = json.loads(missing.stdout)["error"]
     assert "no knowledge base '别的库'" in error
     assert f"{kb_id} ({NAME})" in error, "the known ones, by both names"
+
+
+def test_failures_of_a_knowledge_base_are_found_by_its_display_name(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    cli("ingest", str(docs(tmp_path / "d")), "--home", str(home), "--kb", NAME)
+    answer = cli("ask", "Kestrel 的可用性 SLA 是多少？", "--home", str(home), "--kb", NAME)
+    assert answer["stop_reason"] == "no_evidence"
+    rows = cli("failures", "--home", str(home), "--kb", NAME)["failures"]
+    assert [r["question"] for r in rows] == ["Kestrel 的可用性 SLA 是多少？"]  # type: ignore[index]

@@ -300,7 +300,12 @@ def failures(
 
     Open one with its trace: see <home>/traces/KB/TRACE_ID.jsonl
     """
-    rows = FailureLog(Layout(settings_for(home).home).failures).recent(limit, kb)
+    layout = Layout(settings_for(home).home)
+    if kb is not None:  # the log records ids: a display name ("财务制度") stands for its knowledge base's id
+        from agentrag.kb import resolve_kb
+
+        kb = resolve_kb(layout.home, kb)
+    rows = FailureLog(layout.failures).recent(limit, kb)
     if as_json:
         emit_json({"failures": rows})
         return
