@@ -34,6 +34,8 @@ _UNITS_ZH = (
     r"平方公里|公里|千米|米|厘米|吨|公斤|克|GB|TB|MB)"
 )
 _CURRENCY = r"(?:[¥$€£]|RMB\s?|US\$)"
+# Digits inside an identifier are not an amount: E1029, AI-6, INC-2291, v2 (but RMB3000 keeps its currency).
+_NOT_IN_CODE = r"(?<![0-9A-Za-z_.,])(?<![A-Za-z]-)"
 
 _DURATION = re.compile(
     rf"(?:{_NUM}|{_EN_NUM_WORDS})(?:\s?(?:to|-|–)\s?(?:{_NUM}|{_EN_NUM_WORDS}))?\s?{_TIME_UNITS_EN}\b|"
@@ -41,7 +43,7 @@ _DURATION = re.compile(
     re.I,
 )
 _AMOUNT = re.compile(
-    rf"{_CURRENCY}?{_NUM}\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
+    rf"(?:{_CURRENCY}|{_NOT_IN_CODE}){_NUM}\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
     rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁)",
     re.I,
 )
