@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,11 +60,18 @@ def server_settings(tmp_path: Path) -> Settings:
     return load_settings(tmp_path / "home", server={"requests_per_minute": 600})
 
 
-@pytest.fixture
-def running(server_settings: Settings) -> Iterator[Running]:
-    server, thread, url = start(server_settings)
+@contextmanager
+def serving(settings: Settings) -> Iterator[Running]:
+    """`agentrag serve` on a free port in a thread, with an admin key, stopped afterwards."""
+    server, thread, url = start(settings)
     try:
-        yield Running(url=url, settings=server_settings, admin=Running(url, server_settings, "").key(admin=True))
+        yield Running(url=url, settings=settings, admin=Running(url, settings, "").key(admin=True))
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def running(server_settings: Settings) -> Iterator[Running]:
+    with serving(server_settings) as service:
+        yield service

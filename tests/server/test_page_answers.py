@@ -14,7 +14,7 @@ import pytest
 
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import load_settings
-from tests.server.conftest import Running, start
+from tests.server.conftest import Running, serving
 from tests.server.test_browser import CHROMIUM, EVIL, _no_csp_violation, _open, chromium, screenshot
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
@@ -27,12 +27,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     settings = load_settings(tmp_path_factory.mktemp("sample") / "home", server={"requests_per_minute": 600})
     with KnowledgeBase.open("sample", settings=settings) as kb:
         kb.ingest([Path(str(files("agentrag") / "sample" / "docs"))])
-    server, thread, url = start(settings)
-    try:
-        yield Running(url=url, settings=settings, admin=Running(url, settings, "").key(admin=True))
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(settings) as service:
+        yield service
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
-from tests.server.conftest import Running, start
+from tests.server.conftest import Running, serving
 from tests.server.test_browser import CHROMIUM, _no_csp_violation, _open, chromium, screenshot
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
@@ -87,12 +87,8 @@ def many_documents(server_settings: Settings, tmp_path: Path) -> Iterator[Runnin
     second.write_text("---\ndate: 2025-02-03\n---\n# Meeting notes\n\nWe chose the green logo.\n", encoding="utf-8")
     with KnowledgeBase.open("many", settings=server_settings) as kb:
         kb.ingest([second], {"team": "ops"})
-    server, thread, url = start(server_settings)
-    try:
-        yield Running(url=url, settings=server_settings, admin=Running(url, server_settings, "").key(admin=True))
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(server_settings) as service:
+        yield service
 
 
 def test_document_list_searches_and_pages(many_documents: Running) -> None:
