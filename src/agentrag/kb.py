@@ -111,7 +111,8 @@ def kb_id_for(name: str) -> str:
 
 def resolve_kb(home: Path | str, name: str) -> str:
     """The id `name` stands for: an existing knowledge base's id or display name, else the id it would get."""
-    found = Layout(Path(home)).find_kb(name) or Layout(Path(home)).find_kb(normal_display_name(name))
+    layout = Layout(Path(home))
+    found = layout.find_kb(name) or layout.find_kb(normal_display_name(name))
     return found or kb_id_for(name)
 
 

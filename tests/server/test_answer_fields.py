@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import ASK_KEYS, HOTEL, KESTREL_SLA, assert_hotel_conflict
 from tests.server.conftest import SERVICE_ASK_KEYS, Running
 from tests.server.test_api import make_kb, upload
-from tests.server.test_browser import CHROMIUM, EVIL, SCREENSHOTS
+from tests.server.test_browser import ARGS, CHROMIUM, EVIL, SCREENSHOTS, _open
 
 
 def kb_with(running: Running, files: dict[str, str]) -> httpx.Client:
@@ -99,11 +99,8 @@ def test_the_page_shows_the_short_answer_a_confidence_badge_and_the_conflicts(ru
     kb_with(running, policies)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.goto(running.url)
-        page.fill("#key", running.admin)
-        page.dispatch_event("#key", "change")
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page, _ = _open(browser, running)
         expect(page.locator("#kb")).to_have_value("kb")
         page.fill("#question", HOTEL.question)
         page.click("#ask")

@@ -12,7 +12,7 @@ from tests.ingest.test_limits import docx_bomb
 from tests.ingest.test_pages import two_page_pdf
 from tests.server.conftest import Running
 from tests.server.test_api import make_kb, upload
-from tests.server.test_browser import CHROMIUM
+from tests.server.test_browser import ARGS, CHROMIUM, _open
 
 QUESTION = "How often is sprocket replacement scheduled?"
 
@@ -32,11 +32,8 @@ def test_the_web_page_shows_the_quoted_sentences_page(running: Running, tmp_path
     pdf = two_page_pdf(tmp_path / "handbook.pdf")
     running.client(running.admin).post("/v1/kb", json={"name": "web"})
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.goto(running.url)
-        page.fill("#key", running.admin)
-        page.dispatch_event("#key", "change")
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page, _ = _open(browser, running)
         expect(page.locator("#kb")).to_have_value("web")
         page.set_input_files("#file", str(pdf))  # choosing files uploads them
         expect(page.locator("#documents li")).to_have_count(1)
