@@ -46,6 +46,7 @@ def stream_deltas(
     pump.start()
     pieces: list[str] = []
     recorded = False
+    started = time.monotonic()
     try:
         while True:
             remaining = call.remaining()
@@ -65,14 +66,15 @@ def stream_deltas(
                 if meter is not None:
                     if usage is None:
                         usage = (estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
-                    meter.add(*usage)
+                    meter.add(*usage, call.described(*usage, started, stream=True))
                 recorded = True
                 keep("".join(pieces))
                 return
     finally:
         stop.set()
         if not recorded and pieces and meter is not None:
-            meter.add(estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
+            usage = (estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
+            meter.add(*usage, call.described(*usage, started, finish_reason="error", stream=True))
 
 
 def _pump(open_stream: Callable[[], Any], call: Call, events: queue.Queue[_Event], stop: threading.Event) -> None:
