@@ -1,4 +1,5 @@
-"""The bundled sample as knowledge base `sample`, searched in this process and through a running service."""
+"""The bundled sample as knowledge base `default` in `<dir>/.agentrag` (as the README's `agentrag ingest` makes
+it), searched in this process and through a running service."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ SAMPLE = Path(str(files("agentrag") / "sample" / "docs"))
 
 @pytest.fixture(scope="module")
 def sample_kb(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[KnowledgeBase]:
-    settings = load_settings(tmp_path_factory.mktemp("sample") / "home", server={"requests_per_minute": 600})
-    with KnowledgeBase.open("sample", settings=settings, embedder=embedder) as kb:
+    settings = load_settings(tmp_path_factory.mktemp("sample") / ".agentrag", server={"requests_per_minute": 600})
+    with KnowledgeBase.open("default", settings=settings, embedder=embedder) as kb:
         kb.ingest([SAMPLE])
         yield kb
 
@@ -33,4 +34,4 @@ def service(sample_kb: KnowledgeBase) -> Iterator[Running]:
 @pytest.fixture(scope="module")
 def sample_key(service: Running) -> str:
     """A key for the sample knowledge base only."""
-    return service.key("sample")
+    return service.key("default")

@@ -33,7 +33,7 @@ def assert_carries(metadata: dict[str, Any], hit: Hit) -> None:
     assert metadata["page"] == chunk.page
     assert metadata["rank"] == hit.rank
     assert metadata["score"] == pytest.approx(hit.score, abs=1e-6)
-    assert metadata["knowledge_base"] == "sample"
+    assert metadata["knowledge_base"] == "default"
     assert set(metadata["channels"]) == set(hit.channels)
     for name, scored in hit.channels.items():
         assert metadata["channels"][name] == {"rank": scored.rank, "score": scored.score}
@@ -76,14 +76,14 @@ def test_langchain_retriever_carries_the_page_of_a_pdf(sample_kb: KnowledgeBase)
 
 def test_langchain_retriever_over_the_service(sample_kb: KnowledgeBase, service: Running, sample_key: str) -> None:
     hits = sample_kb.search(QUESTION, k=3)
-    retriever = lc.AgentragRetriever.from_service(service.url, "sample", api_key=sample_key, k=3)
+    retriever = lc.AgentragRetriever.from_service(service.url, "default", api_key=sample_key, k=3)
     assert_documents(retriever.invoke(QUESTION), hits)
     assert_documents(asyncio.run(retriever.ainvoke(QUESTION)), hits)
 
 
 def test_a_filter_and_a_channel_reach_the_service(service: Running, sample_key: str) -> None:
     only_pdf = lc.AgentragRetriever.from_service(
-        service.url, "sample", api_key=sample_key, k=5, channel="bm25", filter={"source": "*.pdf"}
+        service.url, "default", api_key=sample_key, k=5, channel="bm25", filter={"source": "*.pdf"}
     )
     docs = only_pdf.invoke(PDF_QUESTION)
     assert docs
@@ -106,14 +106,14 @@ def test_llamaindex_retriever_over_a_local_kb(sample_kb: KnowledgeBase) -> None:
 
 def test_llamaindex_retriever_over_the_service(sample_kb: KnowledgeBase, service: Running, sample_key: str) -> None:
     hits = sample_kb.search(QUESTION, k=3)
-    retriever = li.AgentragRetriever.from_service(service.url, "sample", api_key=sample_key, k=3)
+    retriever = li.AgentragRetriever.from_service(service.url, "default", api_key=sample_key, k=3)
     assert_nodes(retriever.retrieve(QUESTION), hits)
     assert_nodes(asyncio.run(retriever.aretrieve(QUESTION)), hits)
 
 
 @pytest.mark.parametrize("make", [lc.AgentragRetriever.from_service, li.AgentragRetriever.from_service])
 def test_a_wrong_key_is_named(service: Running, make: Any) -> None:
-    retriever = make(service.url, "sample", api_key="ar_not-a-key", k=3)
+    retriever = make(service.url, "default", api_key="ar_not-a-key", k=3)
     search = retriever.invoke if isinstance(retriever, lc.AgentragRetriever) else retriever.retrieve
     with pytest.raises(ServiceError, match="refused the API key") as refused:
         search(QUESTION)
@@ -125,8 +125,8 @@ def test_a_wrong_key_is_named(service: Running, make: Any) -> None:
 
 def test_another_knowledge_base_is_not_reachable(service: Running) -> None:
     other_key = service.key("other")
-    retriever = lc.AgentragRetriever.from_service(service.url, "sample", api_key=other_key)
-    with pytest.raises(ServiceError, match="no knowledge base 'sample' this key may use") as refused:
+    retriever = lc.AgentragRetriever.from_service(service.url, "default", api_key=other_key)
+    with pytest.raises(ServiceError, match="no knowledge base 'default' this key may use") as refused:
         retriever.invoke(QUESTION)
     assert refused.value.status == 404
 
@@ -139,4 +139,4 @@ def test_bad_arguments_are_named(sample_kb: KnowledgeBase) -> None:
     with pytest.raises(ConfigError, match="channel: unknown channel 'vector'"):
         li.AgentragRetriever.from_kb(sample_kb, channel="vector")
     with pytest.raises(ConfigError, match="api_key"):
-        li.AgentragRetriever.from_service("http://127.0.0.1:1", "sample", api_key="")
+        li.AgentragRetriever.from_service("http://127.0.0.1:1", "default", api_key="")

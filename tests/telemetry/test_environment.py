@@ -122,3 +122,12 @@ def test_on_from_the_environment_alone(tmp_path: Path) -> None:
     assert '"name": "retrieval kb"' in spans
     assert f'"agentrag.trace_id": "{result["trace_id"]}"' in spans
     assert '"service.name": "support-bot"' in spans
+
+
+def test_the_service_does_not_start_with_a_bad_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentrag.server.app import create_app
+    from agentrag.settings import load_settings
+
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "jaeger")
+    with pytest.raises(ConfigError, match="OTEL_TRACES_EXPORTER: unknown exporter 'jaeger'"):
+        create_app(load_settings(tmp_path / "home"))
