@@ -172,3 +172,21 @@ def test_the_trace_file_records_every_model_call(
     assert sum(e["args"]["prompt_tokens"] for e in calls) == answer.usage.prompt_tokens
     assert {e["decision"] for e in calls} == {r["model"].removeprefix("m-") for r in llm.requests}
     assert all(e["message"] == "" for e in calls)  # no progress line for a model call
+
+
+def test_an_ask_through_the_service_is_exported_too(
+    tmp_path: Path, embedder: Embedder, exported: InMemorySpanExporter
+) -> None:
+    from agentrag.settings import load_settings
+    from tests.server.conftest import serving
+
+    settings = load_settings(tmp_path / "home", server={"requests_per_minute": 600})
+    with KnowledgeBase.open("support", settings=settings, embedder=embedder) as kb:
+        kb.ingest([docs(tmp_path / "docs")])
+    with serving(settings) as service, service.client(service.key("support")) as client:
+        reply = client.post("/v1/kb/support/ask", json={"question": "What caused INC-2291?", "mode": "single"})
+    assert reply.status_code == 200, reply.text
+    root = root_of(exported.get_finished_spans())
+    assert (root.attributes or {})["agentrag.trace_id"] == reply.json()["trace_id"]
+    assert (root.attributes or {})["gen_ai.data_source.id"] == "support"
+    assert named(exported.get_finished_spans(), "retrieval support")
