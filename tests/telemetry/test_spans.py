@@ -18,7 +18,7 @@ from agentrag import telemetry
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from tests.agent.test_agent_llm import QUESTION, by_role, docs, good_answer, open_kb, plan
-from tests.llm_server import ScriptedLLM, text, tool_calls
+from tests.llm_server import ScriptedLLM, error, text, tool_calls
 
 
 @pytest.fixture
@@ -190,3 +190,29 @@ def test_an_ask_through_the_service_is_exported_too(
     assert (root.attributes or {})["agentrag.trace_id"] == reply.json()["trace_id"]
     assert (root.attributes or {})["gen_ai.data_source.id"] == "support"
     assert named(exported.get_finished_spans(), "retrieval support")
+
+
+def test_a_failed_model_call_is_a_chat_span_with_its_error(
+    tmp_path: Path, embedder: Embedder, exported: InMemorySpanExporter
+) -> None:
+    script = by_role(
+        planner=lambda b: error(500, "planner overloaded"),
+        agent=lambda b: text("DONE"),
+        synthesizer=lambda b: error(503, "synthesizer overloaded"),
+    )
+    with ScriptedLLM(script) as llm:
+        kb = open_kb(tmp_path, embedder, llm)
+        kb.ingest([docs(tmp_path / "docs")])
+        answer = kb.ask(QUESTION, mode="agent")
+        kb.close()
+    assert answer.stop_reason == "fallback"
+    spans = exported.get_finished_spans()
+    chats = {s.name: s for s in named(spans, "chat ")}
+    for failed in ("chat m-planner", "chat m-synthesizer"):
+        span = chats[failed]
+        assert span.status.status_code.name == "ERROR"
+        assert str((span.attributes or {})["error.type"]).startswith("LLM")
+        assert (span.attributes or {})["gen_ai.usage.input_tokens"] == 0
+    assert chats["chat m-agent"].status.status_code.name == "UNSET"
+    # Failed calls are traced, not counted: the usage is what was spent.
+    assert answer.usage.llm_calls == len(chats) - 2

@@ -64,6 +64,7 @@ def model_call_recorder(tracer: Tracer) -> Callable[[ModelCall], None]:
                 "prompt_tokens": call.prompt_tokens,
                 "completion_tokens": call.completion_tokens,
                 "stream": call.stream,
+                **({"error": call.error} if call.error else {}),
             },
             tokens=call.prompt_tokens + call.completion_tokens,
             ms=call.ms,

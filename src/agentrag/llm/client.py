@@ -180,7 +180,12 @@ class LLMClient:
 
         def ask_model() -> ChatResponse:
             started = time.monotonic()
-            response = _read_completion(self._complete(params, call), call, messages, tools)
+            try:
+                response = _read_completion(self._complete(params, call), call, messages, tools)
+            except LLMError as exc:
+                if meter is not None:
+                    meter.failed(call.described(0, 0, started, error=type(exc).__name__))
+                raise
             if meter is not None:
                 prompt, produced = response.prompt_tokens, response.completion_tokens
                 described = call.described(

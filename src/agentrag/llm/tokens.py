@@ -111,6 +111,7 @@ class ModelCall:
     response_model: str = ""  # the model the server says answered, when it says
     finish_reason: str | None = None
     stream: bool = False
+    error: str = ""  # the error's type, for a call that failed (it spent no counted tokens)
 
 
 @dataclass
@@ -130,6 +131,11 @@ class TokenMeter:
             self.prompt_tokens += prompt
             self.completion_tokens += completion
         if call is not None and self.on_call is not None:
+            self.on_call(call)
+
+    def failed(self, call: ModelCall) -> None:
+        """A call that failed: traced, not counted (`calls` and the tokens are what was spent)."""
+        if self.on_call is not None:
             self.on_call(call)
 
     @property

@@ -60,6 +60,7 @@ class Call:
         response_model: str = "",
         finish_reason: str | None = None,
         stream: bool = False,
+        error: str = "",
     ) -> ModelCall:
         """This call, once done, for the question's trace; `started` is its `time.monotonic()` start."""
         return ModelCall(
@@ -72,6 +73,7 @@ class Call:
             response_model=response_model,
             finish_reason=finish_reason,
             stream=stream,
+            error=error,
         )
 
     def timed_out(self) -> LLMTimeout:

@@ -107,8 +107,9 @@ class SpanWriter:
         for event in events:
             if event.ms <= 0 and event.step not in (TraceStep.LLM, TraceStep.DONE):
                 root.add_event(f"agentrag.{event.step}", _step_attributes(event), timestamp=_ns(event.ts))
+        ends = {e.seq: e.ts for e in events}
         for seq in sorted(spans):  # children end before their parents
-            spans[seq].end(end_time=_ns(next(e.ts for e in events if e.seq == seq)))
+            spans[seq].end(end_time=_ns(ends[seq]))
         _set_status(root, done, errors=[e for e in events if e.step == TraceStep.ERROR])
         root.end(end_time=_ns(max(done.ts, *(e.ts for e in events))))
 
@@ -197,10 +198,14 @@ def _step_attributes(event: TraceEvent) -> dict[str, Any]:
 
 
 def _set_status(span: Span, event: TraceEvent, errors: Sequence[TraceEvent] = ()) -> None:
-    failed = (
-        (event.step == TraceStep.TOOL and event.decision.endswith(": error"))
-        or (event.step == TraceStep.LLM and event.reason == "error")
-        or (event.step == TraceStep.DONE and event.decision == StopReason.ERROR)
+    if event.step == TraceStep.LLM:
+        if event.args.get("error") or event.reason == "error":
+            kind = str(event.args.get("error") or "error")
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, kind))
+        return
+    failed = (event.step == TraceStep.TOOL and event.decision.endswith(": error")) or (
+        event.step == TraceStep.DONE and event.decision == StopReason.ERROR
     )
     if not failed:
         return
