@@ -147,6 +147,7 @@ class Hit(BaseModel):
             "source": c.source,
             "title": c.title,
             "heading": c.heading,
+            "heading_path": list(c.heading_path),
             "page": c.page,
             "date": c.date.isoformat() if c.date else None,
             "text": c.text,

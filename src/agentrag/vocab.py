@@ -108,6 +108,7 @@ class TraceStep(StrEnum):
     SUFFICIENCY = "sufficiency"
     AGENT = "agent"
     TOOL = "tool"
+    LLM = "llm"  # one completed model call: role, model, tokens, time (no progress message)
     BUDGET = "budget"
     SYNTHESIZE = "synthesize"
     CITE = "cite"

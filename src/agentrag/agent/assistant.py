@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentrag import telemetry
 from agentrag.agent import modes
 from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker
@@ -31,7 +32,7 @@ from agentrag.agent.steps import Steps
 from agentrag.agent.synthesizer import Synthesizer
 from agentrag.errors import ConfigError, LLMError
 from agentrag.failures import FailureLog
-from agentrag.llm.tokens import TokenMeter
+from agentrag.llm.tokens import ModelCall, TokenMeter
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.trace import TraceEvent, Tracer
 from agentrag.types import Answer, Chunk, chunk_id_for
@@ -46,6 +47,30 @@ log = logging.getLogger(__name__)
 def _chunk_at(retriever: Retriever, doc_id: str, position: int) -> Chunk | None:
     found = retriever.store.get_chunk_by_id(chunk_id_for(doc_id, position))
     return found[1] if found else None
+
+
+def model_call_recorder(tracer: Tracer) -> Callable[[ModelCall], None]:
+    """Each model call of the question as an `llm` event of its trace (the chat spans of `telemetry`)."""
+
+    def record(call: ModelCall) -> None:
+        tracer.emit(
+            TraceStep.LLM,
+            decision=call.role,
+            reason=call.finish_reason or "",
+            args={
+                "model": call.model,
+                "response_model": call.response_model,
+                "endpoint": call.endpoint,
+                "prompt_tokens": call.prompt_tokens,
+                "completion_tokens": call.completion_tokens,
+                "stream": call.stream,
+                **({"error": call.error} if call.error else {}),
+            },
+            tokens=call.prompt_tokens + call.completion_tokens,
+            ms=call.ms,
+        )
+
+    return record
 
 
 def parse_mode(mode: str) -> Mode:
@@ -69,6 +94,8 @@ class Assistant:
     ) -> None:
         self.retriever = retriever
         self.llm = llm
+        self.kb_name = kb_name
+        telemetry.writer()  # a bad OTEL_* variable is named now, not after a question
         self.trace_dir = trace_dir
         self.steps = Steps(
             retriever,
@@ -121,6 +148,7 @@ class Assistant:
             ms=answer.usage.ms,
         )
         self.finisher.record_failure(run, answer)
+        telemetry.export(run.tracer.events, self.kb_name)
         return answer
 
     def _answer(self, mode: Mode, run: Run) -> Draft:
@@ -151,8 +179,8 @@ class Assistant:
         on_token: Callable[[str], None] | None,
         user_facts: list[str] | None,
     ) -> Run:
-        tracker = BudgetTracker(load_preset(preset, budget_overrides), TokenMeter())
         tracer = Tracer(directory=self.trace_dir)
+        tracker = BudgetTracker(load_preset(preset, budget_overrides), TokenMeter(on_call=model_call_recorder(tracer)))
         if on_event is not None:
             tracer.subscribe(on_event)
         budget = tracker.budget

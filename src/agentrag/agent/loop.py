@@ -112,6 +112,7 @@ class ToolLoop:
                 message=f"searching, round {self.round}: {result.query}" if result.query else "reading",
                 preview=result.content[:300],
                 ms=result.ms,
+                args={"tool": result.name, "call_id": call_id, "ok": result.ok},
             )
             if result.hits:
                 self.steps.absorb(run, result.hits, result.query or run.search_query, self.round)

@@ -150,7 +150,7 @@ class Steps:
             decision=f"{len(found)} hits",
             reason=f"graded {counts}",
             message=f"searching, round {round_}: {query}",
-            args={"query": query},
+            args={"query": query, "hits": len(found)},
             preview=" | ".join(e.chunk.title for e in found[:5]),
             ms=ms,
         )

@@ -91,7 +91,7 @@ class LLMClient:
         meter: TokenMeter | None = None,
     ) -> ChatResponse:
         """One completion, with tool calls when `tools` are given."""
-        call = self._call(self.model_for(role), timeout_s)
+        call = self._call(self.model_for(role), timeout_s, role)
         params = self._params(self._quirks.current, call.model, messages, max_tokens)
         if tools:
             params["tools"] = tools
@@ -112,7 +112,7 @@ class LLMClient:
         the time the consumer spends between deltas; a timeout or a broken connection raises `LLMTimeout` or
         `LLMUnavailable` after the deltas already yielded. Usage is recorded at the end (the server's final
         usage chunk, else an estimate; an estimate of what arrived when the stream breaks)."""
-        call = self._call(self.model_for(role), timeout_s)
+        call = self._call(self.model_for(role), timeout_s, role)
         quirks = self._quirks.current
         params = self._params(quirks, call.model, messages, max_tokens)
         key = self._cache.key(STREAM, params)
@@ -139,7 +139,7 @@ class LLMClient:
         """A reply parsed into `schema`. The schema is always stated in the prompt and, by `llm.json_mode`, also
         requested through `response_format`. An invalid reply gets one repair turn naming the exact error; a
         second invalid reply raises `LLMOutputError`, and the caller uses its model-free role."""
-        call = self._call(self.model_for(role), timeout_s)
+        call = self._call(self.model_for(role), timeout_s, role)
         json_schema = schema.model_json_schema()
 
         def ask(conversation: list[ChatMessage]) -> ChatResponse:
@@ -155,13 +155,13 @@ class LLMClient:
 
     # ------------------------------------------------------------------------------------------- internals
 
-    def _call(self, model: str, timeout_s: float | None) -> Call:
+    def _call(self, model: str, timeout_s: float | None, role: LLMRole) -> Call:
         limit = self.settings.timeout_s if timeout_s is None else timeout_s
         if limit <= 0:
             raise LLMTimeout(
                 f"no time left to call model '{model}' at {self.endpoint}", model=model, endpoint=self.endpoint
             )
-        return Call(model, self.endpoint, limit, time.monotonic() + limit)
+        return Call(model, self.endpoint, limit, time.monotonic() + limit, str(role))
 
     def _params(
         self, quirks: EndpointQuirks, model: str, messages: Sequence[ChatMessage], max_tokens: int | None
@@ -179,9 +179,19 @@ class LLMClient:
         """A completion from the cache (no tokens spent) or from the model (then cached)."""
 
         def ask_model() -> ChatResponse:
-            response = _read_completion(self._complete(params, call), call, messages, tools)
+            started = time.monotonic()
+            try:
+                response = _read_completion(self._complete(params, call), call, messages, tools)
+            except LLMError as exc:
+                if meter is not None:
+                    meter.failed(call.described(0, 0, started, error=type(exc).__name__))
+                raise
             if meter is not None:
-                meter.add(response.prompt_tokens, response.completion_tokens)
+                prompt, produced = response.prompt_tokens, response.completion_tokens
+                described = call.described(
+                    prompt, produced, started, response_model=response.model, finish_reason=response.finish_reason
+                )
+                meter.add(prompt, produced, described)
             return response
 
         return self._cache.completion(params, ask_model)

@@ -46,6 +46,8 @@ def stream_deltas(
     pump.start()
     pieces: list[str] = []
     recorded = False
+    failure = ""  # the error's type, when the stream failed
+    started = time.monotonic()
     try:
         while True:
             remaining = call.remaining()
@@ -65,14 +67,20 @@ def stream_deltas(
                 if meter is not None:
                     if usage is None:
                         usage = (estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
-                    meter.add(*usage)
+                    meter.add(*usage, call.described(*usage, started, stream=True))
                 recorded = True
                 keep("".join(pieces))
                 return
+    except LLMError as exc:
+        failure = type(exc).__name__
+        raise
     finally:
         stop.set()
         if not recorded and pieces and meter is not None:
-            meter.add(estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
+            usage = (estimate_message_tokens(messages), estimate_tokens("".join(pieces)))
+            meter.add(*usage, call.described(*usage, started, finish_reason="error", stream=True, error=failure))
+        elif not recorded and failure and meter is not None:
+            meter.failed(call.described(0, 0, started, stream=True, error=failure))
 
 
 def _pump(open_stream: Callable[[], Any], call: Call, events: queue.Queue[_Event], stop: threading.Event) -> None:

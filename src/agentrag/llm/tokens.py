@@ -13,7 +13,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -98,20 +98,45 @@ def truncate_to_tokens(text: str, n: int) -> str:
     return text[:cut]
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One completed model call, as a question's trace records it (`TraceStep.LLM`)."""
+
+    role: str
+    model: str  # the model asked for
+    endpoint: str
+    prompt_tokens: int
+    completion_tokens: int
+    ms: float
+    response_model: str = ""  # the model the server says answered, when it says
+    finish_reason: str | None = None
+    stream: bool = False
+    error: str = ""  # the error's type, for a call that failed (it spent no counted tokens)
+
+
 @dataclass
 class TokenMeter:
-    """Counts completed LLM calls and their tokens for one question; safe to share between threads."""
+    """Counts completed LLM calls and their tokens for one question; safe to share between threads.
+    `on_call` hears of each call described (the trace's `llm` events), outside the lock."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    on_call: Callable[[ModelCall], None] | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, prompt: int, completion: int) -> None:
+    def add(self, prompt: int, completion: int, call: ModelCall | None = None) -> None:
         with self._lock:
             self.calls += 1
             self.prompt_tokens += prompt
             self.completion_tokens += completion
+        if call is not None and self.on_call is not None:
+            self.on_call(call)
+
+    def failed(self, call: ModelCall) -> None:
+        """A call that failed: traced, not counted (`calls` and the tokens are what was spent)."""
+        if self.on_call is not None:
+            self.on_call(call)
 
     @property
     def total(self) -> int:

@@ -27,6 +27,7 @@ import openai
 
 from agentrag.breaker import Breaker
 from agentrag.errors import LLMError, LLMTimeout, LLMUnavailable
+from agentrag.llm.tokens import ModelCall
 from agentrag.settings import LLMSettings
 
 logger = logging.getLogger(__name__)
@@ -45,9 +46,35 @@ class Call:
     endpoint: str
     limit: float  # the seconds it was given, as its errors state them
     deadline: float  # the `time.monotonic()` by which it must end
+    role: str = ""  # the LLM role it is made for, as the trace names it
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
+
+    def described(
+        self,
+        prompt: int,
+        completion: int,
+        started: float,
+        *,
+        response_model: str = "",
+        finish_reason: str | None = None,
+        stream: bool = False,
+        error: str = "",
+    ) -> ModelCall:
+        """This call, once done, for the question's trace; `started` is its `time.monotonic()` start."""
+        return ModelCall(
+            role=self.role,
+            model=self.model,
+            endpoint=self.endpoint,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            ms=(time.monotonic() - started) * 1000,
+            response_model=response_model,
+            finish_reason=finish_reason,
+            stream=stream,
+            error=error,
+        )
 
     def timed_out(self) -> LLMTimeout:
         return LLMTimeout(

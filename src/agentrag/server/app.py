@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
-from agentrag import __version__
+from agentrag import __version__, telemetry
 from agentrag.errors import AgentragError, DocumentNotFound
 from agentrag.kb import KnowledgeBaseNameTaken
 from agentrag.server import access_log
@@ -34,6 +34,7 @@ from agentrag.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> FastAPI:
+    telemetry.writer()  # a bad OTEL_* variable stops the service from starting, naming it
     service = Service(settings)
     access_log.install()
 

@@ -705,7 +705,7 @@ async function ask(event) {
     });
     if (!response.ok) throw new Error(refusal(response.status, await response.text(), response.statusText));
     for await (const e of readEvents(response)) {
-      if (e.name === "progress") turn.progress.push(e.data.message);
+      if (e.name === "progress" && e.data.message) turn.progress.push(e.data.message);  // model calls have none
       else if (e.name === "token") turn.streamed += e.data.text;
       else if (e.name === "done") turn.result = e.data;
       else if (e.name === "error") turn.error = e.data.detail;
