@@ -187,7 +187,7 @@ def _content(text: str) -> set[str]:
     return set(tokenize_query(text))
 
 
-def bridge_entities(question: str, evidence: list[Evidence], top_passages: int = 4, limit: int = 3) -> list[str]:
+def bridge_entities(question: str, evidence: list[Evidence], top_passages: int = 3, limit: int = 3) -> list[str]:
     """Entities the best passages name but the question does not: the likely next hop.
 
     A name scores more when its passage ranks higher and when the sentence it sits in shares more of the
