@@ -107,3 +107,20 @@ def test_a_short_answer_is_never_a_bare_article(kb: KnowledgeBase) -> None:
     assert answer.short_answer is not None
     assert answer.short_answer.lower() not in {"the", "a", "an", "of"}
     assert "Bradfield" in answer.short_answer
+
+
+def test_a_row_that_only_mentions_the_attribute_does_not_give_another_column_as_its_value(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A row whose meaning cell names the quota ("Indexing quota exceeded") does not state it in its HTTP cell."""
+    root = tmp_path / "docs"
+    write(
+        root / "errors.md",
+        "# Error codes\n\n| Code | HTTP | Meaning |\n|---|---|---|\n"
+        "| E1031 | 429 | Indexing quota exceeded |\n| E2001 | 429 | Monthly quota exhausted |\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root])
+        answer = kb.ask("What is the indexing quota?", mode="single")
+    assert answer.short_answer is None or "429" not in answer.short_answer, answer.answer
+    assert answer.confidence != "high"

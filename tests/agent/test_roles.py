@@ -64,6 +64,24 @@ def test_bridge_entities_come_from_the_best_passages_not_the_question() -> None:
     assert all("McFarland" not in e for e in entities)
 
 
+def test_words_that_only_open_a_line_or_sentence_are_not_bridges() -> None:
+    # A postmortem's timeline: capitalised words that open its lines ("Root", "Queue") are ordinary words; the
+    # service named inside a sentence (and with a possessive) is the next hop, and no name runs across lines.
+    timeline = (
+        "14:45  Root cause confirmed: the pool setting is empty in the rendered worker configuration.\n"
+        "15:02  Queue starts draining after Kestrel's workers restart.\n"
+        "Requests rejected during the incident were retried."
+    )
+    found = [
+        evidence(timeline, "INC-2291 Postmortem"),
+        evidence("The incident was caused by Kestrel, our indexing pipeline.", "INC-2291 Summary", doc="e", rank=2),
+    ]
+    entities = bridge_entities("Who owns the service that caused INC-2291?", found)
+    assert entities[0] == "Kestrel"
+    assert not {"Root", "Queue", "Requests"} & set(entities)
+    assert all("\n" not in e and "'s" not in e for e in entities)
+
+
 def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:
     assert strip_filler("请问出差住宿标准是多少？") == "出差住宿标准是多少？"
     assert strip_filler("Can you tell me what E1042 means?") == "what E1042 means?"

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrag.cli import app
-from agentrag.ingest.loaders import load_path
+from agentrag.ingest.loaders import LOADER_FORMATS, load_path
 from agentrag.ingest.splitter import Splitter
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import ChunkingSettings
@@ -123,12 +123,38 @@ def test_a_loader_format_change_reindexes_only_files_of_that_kind(tmp_path: Path
     assert first.added == 2
     path = Path(kb.store.path)  # type: ignore[attr-defined]
     con = sqlite3.connect(path)
-    with con:  # as the code before the PDF loader's format 2 stored it
+    fmt = "/" + LOADER_FORMATS[".pdf"]
+    with con:  # as the code before the PDF loader had a format stored it
         con.execute(
-            "UPDATE documents SET pipeline = substr(pipeline, 1, instr(pipeline, '/pdf2') - 1) "
-            "WHERE pipeline LIKE '%/pdf2'"
+            "UPDATE documents SET pipeline = substr(pipeline, 1, instr(pipeline, ?) - 1) WHERE pipeline LIKE ?",
+            (fmt, "%" + fmt),
         )
     con.close()
     again = kb.ingest([folder])
     statuses = {Path(item.path).name: item.status for item in again.items}
     assert statuses == {"handbook.pdf": "updated", "notes.txt": "unchanged"}
+
+
+def test_pdf_without_bookmarks_gets_heading_paths_from_font_sizes(tmp_path: Path) -> None:
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    for size, text in [
+        (20, "Operations Guide"),
+        (14, "Backups"),
+        (11, "Backups run every night at two and are kept for thirty days in the vault."),
+        (14, "Restores"),
+        (11, "A restore needs the approval of the on-call engineer and takes an hour."),
+    ]:
+        pdf.set_font("helvetica", size=size)
+        pdf.multi_cell(0, size * 0.6, text)
+        pdf.ln(4)
+    path = tmp_path / "guide.pdf"
+    pdf.output(str(path))
+    assert paths(path) == [
+        ("Operations", ("Operations Guide",), 1),
+        ("Backups", ("Operations Guide", "Backups"), 1),
+        ("Backups", ("Operations Guide", "Backups"), 1),
+        ("Restores", ("Operations Guide", "Restores"), 1),
+        ("A", ("Operations Guide", "Restores"), 1),
+    ]

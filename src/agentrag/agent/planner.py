@@ -121,7 +121,11 @@ def rule_plan(question: str, max_subqueries: int = 5) -> list[SubQuery]:
 # A capitalised name: words or single-letter initials ("J. R. R. Tolkien"), joined by lower-case particles.
 # A full stop ends a name unless it follows an initial, so "Lehmann. Bruce Willis" stays two names.
 _NAME_WORD = r"(?:[A-Z]\.|[A-Z0-9][\w'’&-]*)"
-_PROPER_EN = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|for|&)?\s*{_NAME_WORD})*")
+# Spaces, not line breaks: a name never runs from one line of a timeline or header block into the next.
+_PROPER_EN = re.compile(rf"{_NAME_WORD}(?:[ \t]+(?:of|the|de|la|von|van|der|for|&)?[ \t]*{_NAME_WORD})*")
+_POSSESSIVE = re.compile(r"['’]s$")  # "Kestrel's settings" names Kestrel
+_LETTER = re.compile(r"[^\W\d_]")
+_CAPITALISED = re.compile(r"(?:(?<=[^\W\d_] )|(?<=[^\W\d_][,;)] ))[A-Z][\w'’&-]*")  # after a word
 # Capitalised words that are rarely the next hop: demonyms, languages, weekdays, generic roles.
 _NOT_BRIDGES = frozenset(
     "american british english french german italian spanish chinese japanese korean russian canadian "
@@ -138,7 +142,18 @@ RELATION_WEIGHT = 2.0
 _NOT_NAMES = frozenset({"utc", "cst", "gmt", "pst", "est", "cet", "bst", "am", "pm"})
 
 
-def _name_candidates(sentence: str) -> list[str]:
+def _line_initial(sentence: str, at: int) -> bool:
+    """No letter before `at` on its line: the word opens a sentence or a line ("14:45  Queue starts draining")."""
+    return not _LETTER.search(sentence[:at].rsplit("\n", 1)[-1])
+
+
+def capitalised_inside(texts: list[str]) -> frozenset[str]:
+    """Words written capitalised somewhere other than at the start of a sentence or line: names, not words that
+    are capitalised only because they open one ("Root cause confirmed", "Requests rejected because...")."""
+    return frozenset(m.group(0).lower() for text in texts for m in _CAPITALISED.finditer(text))
+
+
+def _name_candidates(sentence: str, names_inside: frozenset[str] | None = None) -> list[str]:
     found = [next(g for g in m.groups() if g).strip() for m in _QUOTED.finditer(sentence)]
     if has_cjk(sentence):
         import jieba.posseg as pseg
@@ -147,12 +162,19 @@ def _name_candidates(sentence: str) -> list[str]:
     for m in _PROPER_EN.finditer(sentence):
         if sentence[m.end() : m.end() + 3].lstrip().startswith((":", "：")):
             continue  # a field label ("Severity: SEV-2"), not a name
-        words = m.group(0).strip(" '’-").split()
+        words = _POSSESSIVE.sub("", m.group(0)).strip(" '’-").split()
         while words and words[0].lower() in _SENTENCE_START | _NOT_BRIDGES:
             words = words[1:]
         while words and words[-1].lower() in _NOT_BRIDGES:
             words = words[:-1]
         phrase = " ".join(words)
+        if (
+            names_inside is not None
+            and len(words) == 1
+            and _line_initial(sentence, m.start())
+            and phrase.lower() not in names_inside
+        ):
+            continue  # one word that only ever opens a sentence is an ordinary word
         if len(phrase) < 3 or phrase[0].isdigit() or phrase.lower() in _NOT_NAMES:
             continue  # dates, years, numbers: not a page to look up
         if len(words) == 1 and phrase.lower().endswith(_ADJECTIVE_ENDINGS):
@@ -180,12 +202,13 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
     weight = {t: 1.0 if t in anchor else RELATION_WEIGHT for t in wanted}
     total = sum(weight.values()) or 1.0
     scores: dict[str, float] = {}
+    names_inside = capitalised_inside([item.chunk.text for item in evidence])
     for rank, item in enumerate(evidence[:top_passages], start=1):
         title_words = {w for w in _content(item.chunk.title) if len(w) > 3}
         seen_here: set[str] = set()
         for sentence in split_sentences(item.chunk.text) or [item.chunk.text]:
             overlap = sum(weight[t] for t in wanted & _content(sentence)) / total
-            for entity in _name_candidates(sentence):
+            for entity in _name_candidates(sentence, names_inside):
                 key = normalize_for_match(entity)
                 if not key or key in asked or key in seen_here or (asked and asked in key):
                     continue

@@ -242,9 +242,27 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
         at = change.start("new") if change.group("new") else change.start("new_en")
         found = [v for v in found if v.start >= at] or found
-    if kind == AnswerType.ENTITY and unit.kind == "row":
-        found = found or [Value(v, 0, 0) for _, v in unit.cells[1:] if v and not _asked(part, v)]
+    if unit.kind == "row":
+        cells = [v for _, v in _answer_cells(part, unit)]
+        found = [v for v in found if any(v.text in cell for cell in cells)]
+        if kind == AnswerType.ENTITY:
+            found = found or [Value(v, 0, 0) for v in cells if v]
     return found
+
+
+def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
+    """The cells of a table row that can hold the answer: those under a header naming the target, else every
+    value cell when the row's own key names a constraint or the target (the SEV-2 row), else none: a row that
+    only mentions the target ("Meaning: Indexing quota exceeded") does not give its value in another column
+    ("HTTP: 429")."""
+    cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
+    wanted = set(part.target_tokens)
+    named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
+    if named:
+        return named
+    key = unit_tokens(unit.first_cell)
+    keyed = any(set(unit_tokens(c.text)) & key for c in part.constraints) or bool(wanted & key)
+    return cells if keyed else []
 
 
 def definition(part: QuestionPart, unit: Unit) -> str | None:
@@ -277,15 +295,10 @@ def _near(candidates: list[Value], text: str, anchors: list[str]) -> Value:
 
 
 def _row_value(part: QuestionPart, unit: Unit) -> str | None:
-    """In a table row, the cell under the header that names the target (or the first value cell)."""
-    wanted = set(part.target_tokens)
+    """In a table row, the first cell that can hold the answer and holds a value of the asked type."""
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
-    cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
-    for header, value in cells:
-        if wanted & unit_tokens(header) and (kind == AnswerType.ENTITY or values(value, kind)):
-            return value
-    for _, value in cells:
-        if values(value, kind):
+    for _, value in _answer_cells(part, unit):
+        if kind == AnswerType.ENTITY or values(value, kind):
             return value
     return None
 
@@ -299,9 +312,7 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     if kind not in VALUE_TYPES:
         return _clause(part, unit) if has_cjk(part.text) else None
     if unit.kind == "row":
-        cell = _row_value(part, unit)
-        if cell:
-            return cell
+        return _row_value(part, unit)  # a cell or nothing: words around a cell ("Meaning: Indexing") are no answer
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
     candidates = _candidates(part, unit)

@@ -44,8 +44,9 @@ __all__ = [
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".jsonl")
 # Bump a loader's format when what it hands the splitter changes shape: stored files of that kind (only) are
-# re-indexed on the next ingest. PDF 2: page breaks inside chunks, heading paths from the outline.
-LOADER_FORMATS: dict[str, str] = {".pdf": "pdf2"}
+# re-indexed on the next ingest. PDF 2: page breaks inside chunks, heading paths from the outline; PDF 3: heading
+# paths from font sizes when there is no outline.
+LOADER_FORMATS: dict[str, str] = {".pdf": "pdf3"}
 
 _MB = 1024 * 1024
 

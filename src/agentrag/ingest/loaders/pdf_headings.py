@@ -1,4 +1,4 @@
-"""Heading paths for PDFs, from the outline (bookmarks) when the file has one.
+"""Heading paths for PDFs: from the outline (bookmarks) when the file has one, else from font sizes.
 
 The splitter never lets a chunk cross a heading, and a chunk's heading path is shown with its citation, so a
 PDF gets the same structure a Markdown or Word file does. A heading paragraph stays in the text (it is on the
@@ -8,13 +8,18 @@ level follows.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from agentrag.ingest.loaders.common import collapse
 from agentrag.types import Block
 
-HEADING_MAX_CHARS = 120  # a paragraph longer than this is not a bookmark's title written out
+# A paragraph set this much larger than the body text, and short, is a heading (when there is no outline).
+HEADING_SCALE = 1.15
+HEADING_MAX_CHARS = 120
+_MAX_LEVELS = 6
+_SENTENCE_STOPS = (".", "!", "?", "。", "！", "？")  # a paragraph ending so is a sentence, not a heading
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +103,36 @@ def _outline_headings(pages: Pages, outline: list[OutlineEntry]) -> dict[tuple[i
     return starts
 
 
+def _size_headings(pages: Pages) -> dict[tuple[int, int], list[tuple[int, str]]]:
+    """Short paragraphs set clearly larger than the body text, levelled by size (largest is level 1)."""
+    chars: Counter[float] = Counter()
+    for _, paragraphs in pages:
+        for text, size, _ in paragraphs:
+            chars[round(size, 1)] += len(text)
+    if not chars:
+        return {}
+    body = chars.most_common(1)[0][0]
+    if body <= 0:
+        return {}
+    found: list[tuple[int, int, str, float]] = []
+    for number, paragraphs in pages:
+        for index, (text, size, _) in enumerate(paragraphs):
+            title = collapse(text)
+            if (
+                size >= HEADING_SCALE * body
+                and len(title) <= HEADING_MAX_CHARS
+                and any(ch.isalpha() for ch in title)
+                and not title.endswith(_SENTENCE_STOPS)
+            ):
+                found.append((number, index, title, round(size * 2) / 2))
+    sizes = sorted({size for *_, size in found}, reverse=True)[:_MAX_LEVELS]
+    level = {size: i + 1 for i, size in enumerate(sizes)}
+    return {(n, i): [(level.get(size, _MAX_LEVELS), title)] for n, i, title, size in found}
+
+
 def blocks_with_headings(pages: Pages, outline: list[OutlineEntry]) -> list[Block]:
     """One block per paragraph, each with its page and the heading path it sits under."""
-    # Font sizes are not used (yet): headings found that way cut the bundled sample's PDF into sections small
-    # enough that 3 of its 16 answer-key questions go wrong (tests/agent/test_sample_key.py); see 6d8aef7.
-    starts = _outline_headings(pages, outline) if outline else {}
+    starts = _outline_headings(pages, outline) if outline else _size_headings(pages)
     stack: list[tuple[int, str]] = []
     blocks: list[Block] = []
     for number, paragraphs in pages:
