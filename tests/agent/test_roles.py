@@ -82,6 +82,18 @@ def test_words_that_only_open_a_line_or_sentence_are_not_bridges() -> None:
     assert all("\n" not in e and "'s" not in e for e in entities)
 
 
+def test_a_header_block_field_does_not_lend_the_anchor_to_the_other_fields() -> None:
+    header = (
+        "INC-2291 Postmortem\n\nIncident:   INC-2291\nDate:       2025-02-26\nSeverity:   SEV-2\n"
+        "Status:     Resolved\nCommander:  Liu Yang"
+    )
+    found = [
+        evidence(header, "INC-2291 Postmortem"),
+        evidence("The incident was caused by Kestrel, our indexing pipeline.", "Summary", doc="e", rank=2),
+    ]
+    assert bridge_entities("What is the indexing quota of the service that caused INC-2291?", found)[0] == "Kestrel"
+
+
 def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:
     assert strip_filler("请问出差住宿标准是多少？") == "出差住宿标准是多少？"
     assert strip_filler("Can you tell me what E1042 means?") == "what E1042 means?"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from agentrag.agent.question import analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
+from agentrag.agent.units import FIELD_LINE
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import CJK_RANGES, has_cjk, tokenize_query
@@ -183,6 +184,28 @@ def _name_candidates(sentence: str, names_inside: frozenset[str] | None = None) 
     return found
 
 
+def _statements(text: str) -> list[str]:
+    """Sentences, with each "Field: value" line of a header block apart: a record's fields are separate
+    statements, so the one field naming the anchor ("Incident: INC-2291") does not lend its words to the names
+    in every other field ("Severity: SEV-2", "Status: Resolved")."""
+    out: list[str] = []
+    for sentence in split_sentences(text) or [text]:
+        lines = sentence.split("\n")
+        if not any(FIELD_LINE.match(line) for line in lines):
+            out.append(sentence)
+            continue
+        prose: list[str] = []
+        for line in lines:
+            if FIELD_LINE.match(line):
+                out.extend(["\n".join(prose), line] if prose else [line])
+                prose = []
+            else:
+                prose.append(line)
+        if prose:
+            out.append("\n".join(prose))
+    return out
+
+
 def _content(text: str) -> set[str]:
     return set(tokenize_query(text))
 
@@ -206,7 +229,7 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
     for rank, item in enumerate(evidence[:top_passages], start=1):
         title_words = {w for w in _content(item.chunk.title) if len(w) > 3}
         seen_here: set[str] = set()
-        for sentence in split_sentences(item.chunk.text) or [item.chunk.text]:
+        for sentence in _statements(item.chunk.text):
             overlap = sum(weight[t] for t in wanted & _content(sentence)) / total
             for entity in _name_candidates(sentence, names_inside):
                 key = normalize_for_match(entity)

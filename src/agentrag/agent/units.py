@@ -24,7 +24,7 @@ UnitKind = Literal["sentence", "item", "row", "record"]
 # Source footnotes: "[8]", "[12][13]", "[a]", "[note 3]", "[citation needed]", and the full-width forms.
 _FOOTNOTE = re.compile(r"\s?[\[【](?:\d{1,3}|[a-z]|note \d+|citation needed|注 ?\d+)[\]】]", re.I)
 _CELL_SPLIT = re.compile(r"\s*\|\s*")
-_FIELD = re.compile(r"^\s*([^:：|]{1,30}?)\s*[:：]\s+(\S.*)$")  # "Severity:   SEV-2"
+FIELD_LINE = re.compile(r"^\s*([^:：|]{1,30}?)\s*[:：]\s+(\S.*)$")  # "Severity:   SEV-2"
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)、]|[（(]\d{1,2}[)）])\s+")
 MIN_UNIT_CHARS = 8
 
@@ -83,11 +83,11 @@ def _table_units(block: int, lines: list[str], start: int, caption: str = "") ->
 
 def _is_record(lines: list[str]) -> bool:
     """A header block of "Field: value" lines (a postmortem's, an email's): one statement about one thing."""
-    return len(lines) >= 3 and sum(bool(_FIELD.match(line)) for line in lines) >= 0.8 * len(lines)
+    return len(lines) >= 3 and sum(bool(FIELD_LINE.match(line)) for line in lines) >= 0.8 * len(lines)
 
 
 def _record_unit(block: int, lines: list[str], start: int) -> Unit:
-    pairs = tuple((m.group(1), " ".join(m.group(2).split())) for line in lines if (m := _FIELD.match(line)))
+    pairs = tuple((m.group(1), " ".join(m.group(2).split())) for line in lines if (m := FIELD_LINE.match(line)))
     text = ("，" if has_cjk(" ".join(lines)) else ", ").join(f"{k}: {v}" for k, v in pairs)
     return Unit(block, text, "record", start, pairs, unit_tokens(text))
 
