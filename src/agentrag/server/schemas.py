@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import HTTPException
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
 
 from agentrag.agent.budget_overrides import KNOWN as BUDGET_KEYS
 from agentrag.agent.budget_overrides import check_overrides
@@ -228,7 +228,7 @@ _FILTER_HELP = (
 class ComparisonFilter(_Body):
     key: str = Field(min_length=1, max_length=64, description=_FILTER_HELP)
     type: Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin"]
-    value: StrictStr | StrictBool | float | list[StrictStr | float]
+    value: StrictStr | StrictBool | StrictFloat | list[StrictStr | StrictFloat]
 
 
 class CompoundFilter(_Body):
@@ -240,7 +240,7 @@ class RankingOptions(_Body):
     ranker: Literal["none", "auto", "default-2024-11-15"] = Field(
         "auto", description="none: the fused hybrid order; auto: the configured reranker's, when there is one"
     )
-    score_threshold: float = Field(0.0, ge=0, le=1, description="Results scoring below this are left out")
+    score_threshold: StrictFloat = Field(0.0, ge=0, le=1, description="Results scoring below this are left out")
 
 
 class VectorStoreSearchBody(_Body):

@@ -28,7 +28,8 @@ def list_models(key: Key, service: ServiceDep) -> ModelList:
     return ModelList(data=[_model(service, kb_id) for kb_id in _usable(service, key)])
 
 
-@router.get("/v1/models/{model}", responses=error_responses(*KEYED, 404))
+# 422 as FastAPI declares for any route with a parameter (the shared error model, not its default one)
+@router.get("/v1/models/{model}", responses=error_responses(*KEYED, 404, 422))
 def get_model(model: str, key: Key, service: ServiceDep) -> ModelObject:
     """One knowledge base as a model, by its id or display name; 404 as for any knowledge base the key may not use."""
     return _model(service, visible_kb(service, model, key).name)
