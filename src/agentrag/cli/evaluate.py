@@ -11,8 +11,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
+from agentrag.errors import ConfigError
 from agentrag.types import IngestStatus
-from agentrag.vocab import Channel, Mode, Preset
+from agentrag.vocab import Channel, ExportFormat, Mode, Preset
 
 
 class TaskChoice(StrEnum):
@@ -41,16 +42,28 @@ def eval_command(
         Path | None, typer.Option("--json", help="Write the result JSON here ('-' for stdout).")
     ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
+    export: Annotated[
+        tuple[ExportFormat, Path] | None,
+        typer.Option(
+            "--export",
+            metavar="ragas|deepeval OUT",
+            help="With --task answer: write each question's input, answer, retrieved contexts and reference to OUT "
+            "in the field names Ragas or DeepEval read (JSON Lines; a JSON array when OUT ends in .json).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
 
     Example: agentrag eval ../shared/data/musique --json musique.json --report musique.md
     """
+    from agentrag.eval.export import write_export
     from agentrag.eval.report import write_report
     from agentrag.eval.runner import run_eval
     from agentrag.kb import shared_embedder
 
+    if export is not None and task != TaskChoice.answer:  # before the corpus is ingested: the error comes at once
+        raise ConfigError("--export needs --task answer: it writes each question's answer and the passages it used")
     settings = settings_for(home)
     embedder = shared_embedder(settings.embedder)
     quiet = json_out is not None and str(json_out) == "-"
@@ -92,6 +105,10 @@ def eval_command(
             json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     if report is not None:
         write_report(result, report)
+    if export is not None:
+        written = write_export(run.samples, export[0], export[1])
+        if not quiet:
+            out.print(f"{written} questions written for {export[0].value} to {export[1]}", soft_wrap=True)
     if not quiet:
         out.print(_summary(result), soft_wrap=True)
 
