@@ -9,12 +9,16 @@ their sources: Ragas 0.4 `SingleTurnSample` (read by `EvaluationDataset.from_jso
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
 
 from agentrag.cli import app
+from agentrag.eval.data import load_dataset
 from tests.helpers import write
 
 runner = CliRunner()
@@ -126,3 +130,28 @@ def test_export_needs_the_answer_task_and_says_so_before_any_work(tmp_path: Path
     assert unknown.exit_code == 2
     assert "ragas" in unknown.output
     assert "deepeval" in unknown.output
+
+
+def test_the_readme_makes_a_dataset_of_the_sample_and_exports_it(tmp_path: Path) -> None:
+    """The README's copy-paste block: its Python builds the dataset, its `eval` line exports (first questions)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Scoring answers with Ragas or DeepEval") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    script = re.search(r"python - <<'EOF'\n(.*?)\nEOF\n", block.group(1), re.S)
+    assert script is not None
+    subprocess.run([sys.executable, "-c", script.group(1)], cwd=tmp_path, check=True, timeout=120)
+    data = load_dataset(tmp_path / "sample-eval")
+    assert data.corpus_size() == 10
+    assert len(data.queries) >= 14
+    assert data.queries[1].text == "出差住宿标准是多少？"
+    assert data.queries[1].answers[0].startswith("自 2025-01-01 起")
+    assert "agentrag eval sample-eval --task answer --export ragas ragas.jsonl" in block.group(1)
+    out = tmp_path / "ragas.jsonl"
+    args = ["eval", str(tmp_path / "sample-eval"), "--home", str(tmp_path / "home"), "--task", "answer"]
+    result = runner.invoke(app, [*args, "--limit", "2", "--export", "ragas", str(out)])
+    assert result.exit_code == 0, result.output
+    first, second = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
+    assert "600" in first["response"]
+    assert second["reference"] == data.queries[1].answers[0]
+    assert "expense-policy-2025.md" in second["retrieved_context_ids"]

@@ -64,6 +64,8 @@ def eval_command(
 
     if export is not None and task != TaskChoice.answer:  # before the corpus is ingested: the error comes at once
         raise ConfigError("--export needs --task answer: it writes each question's answer and the passages it used")
+    if export is not None and export[1].is_dir():
+        raise ConfigError(f"--export: {export[1]} is a folder; name the file to write, e.g. {export[1] / 'out.jsonl'}")
     settings = settings_for(home)
     embedder = shared_embedder(settings.embedder)
     quiet = json_out is not None and str(json_out) == "-"
