@@ -206,3 +206,17 @@ def test_ranker_none_keeps_the_fused_order_that_the_reranker_changes(tmp_path: P
     assert reranked[0].filename == "deserts.md"
     assert reranked[0].score == pytest.approx(0.9)
     assert fused[0].filename == "rivers.md"
+
+
+def test_a_pdf_passage_names_its_page_as_a_number(service: Running) -> None:
+    client = service.client(service.key("team"))
+    body = {
+        "query": "scheduled maintenance window Sunday",
+        "filters": {"type": "eq", "key": "filename", "value": "aurora-sla-enterprise.pdf"},
+    }
+    answer = client.post("/v1/vector_stores/team/search", json=body)
+    assert answer.status_code == 200, answer.text
+    pages = [r["attributes"]["page"] for r in answer.json()["data"]]
+    assert pages
+    assert all(type(p) is int and p >= 1 for p in pages)
+    assert 2 in pages, "the maintenance window is on page 2"

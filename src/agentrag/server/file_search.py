@@ -145,7 +145,7 @@ def _filename_globs(name: str) -> list[str]:
 
 def result(hit: Hit, score: float) -> VectorStoreSearchResult:
     chunk = hit.chunk
-    attributes: dict[str, str | bool | float] = {
+    attributes: dict[str, str | bool | int | float] = {
         key: value for key, value in chunk.tags.items() if key not in RESERVED
     }  # tags first: a tag named like an attribute below is shadowed by it
     attributes.update(source=chunk.source, chunk_id=chunk.chunk_id, title=chunk.title)

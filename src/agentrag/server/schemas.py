@@ -266,7 +266,9 @@ class VectorStoreSearchResult(BaseModel):
     file_id: str = Field(description="The document's id (`doc_id`)")
     filename: str
     score: float
-    attributes: dict[str, StrictStr | StrictBool | float]
+    attributes: dict[str, StrictStr | StrictBool | int | float] = Field(
+        description="source, chunk_id, title, heading, page, date and the document's tags"
+    )
     content: list[TextContent]
 
 

@@ -10,7 +10,6 @@ from agentrag.kb import KnowledgeBase
 from agentrag.server.deps import Key, ServiceDep, visible_kb
 from agentrag.server.file_search import FilterUnsupported, result, to_search_filter
 from agentrag.server.json_body import api_router
-from agentrag.server.limits import check_length
 from agentrag.server.schemas import IN_KB, WITH_BODY, VectorStoreSearchBody, VectorStoreSearchPage, error_responses
 from agentrag.types import Hit, SearchFilter
 from agentrag.vocab import Channel
@@ -26,8 +25,6 @@ def search(kb: str, body: VectorStoreSearchBody, key: Key, service: ServiceDep) 
     search cannot express is a 422 naming it (see `filters.key`)."""
     knowledge_base = visible_kb(service, kb, key)
     queries = body.queries()
-    for i, query in enumerate(queries):
-        check_length(f"query[{i}]" if len(queries) > 1 else "query", query, service.settings.server.max_question_chars)
     try:
         flt = to_search_filter(body.filters)
     except FilterUnsupported as exc:
