@@ -57,6 +57,10 @@ def test_models_lists_the_keys_knowledge_bases_and_each_id_is_a_chat_model(servi
         assert "元" in (reply.choices[0].message.content or ""), model.id
         assert client.models.retrieve(model.id).id == model.id
     assert {m.id for m in sdk(service, service.admin).models.list()} == {*shown, "private"}
+    derived = next(m.id for m in models if m.id != "team")
+    assert client.models.retrieve("财务").id == derived, "a display name names the same model"
+    by_name = client.vector_stores.search("财务", query="住宿标准", max_num_results=1)
+    assert [r.filename for r in by_name] == ["expense-policy-2025.md"]
 
 
 def test_models_needs_a_valid_key_and_hides_other_knowledge_bases(service: Running) -> None:
