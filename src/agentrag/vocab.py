@@ -117,6 +117,13 @@ class TraceStep(StrEnum):
     DONE = "done"
 
 
+class ExportFormat(StrEnum):
+    """The evaluation tools `eval --task answer --export` writes a file for (`agentrag.eval.export`)."""
+
+    RAGAS = "ragas"
+    DEEPEVAL = "deepeval"
+
+
 # How structured output is requested from an endpoint (`llm.json_mode`, and what the endpoint turns out to accept).
 JsonMode = Literal["json_schema", "json_object", "none"]
 

@@ -117,3 +117,27 @@ def test_the_document_says_every_v1_route_needs_a_bearer_key(client: TestClient)
     assert document["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     for method, path, op in _operations(document):
         assert (op.get("security") == [{"HTTPBearer": []}]) == path.startswith("/v1/"), (method, path)
+
+
+def test_the_document_describes_the_openai_models_list_and_vector_store_search(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    listed = document["paths"]["/v1/models"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert listed == {"$ref": "#/components/schemas/ModelList"}
+    assert set(schemas["ModelObject"]["required"]) >= {"id", "created"}
+    search = document["paths"]["/v1/vector_stores/{kb}/search"]["post"]
+    body = search["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/VectorStoreSearchBody"}
+    assert set(schemas["VectorStoreSearchBody"]["properties"]) == {
+        "query", "max_num_results", "filters", "ranking_options", "rewrite_query"
+    }  # fmt: skip
+    page = search["responses"]["200"]["content"]["application/json"]["schema"]
+    assert page == {"$ref": "#/components/schemas/VectorStoreSearchPage"}
+    assert set(schemas["VectorStoreSearchResult"]["properties"]) == {
+        "file_id",
+        "filename",
+        "score",
+        "attributes",
+        "content",
+    }
+    assert {"401", "404", "413", "422", "429"} <= set(search["responses"])

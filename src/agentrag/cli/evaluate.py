@@ -5,19 +5,50 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
+from agentrag.errors import ConfigError
 from agentrag.types import IngestStatus
-from agentrag.vocab import Channel, Mode, Preset
+from agentrag.vocab import Channel, ExportFormat, Mode, Preset
+
+if TYPE_CHECKING:
+    from agentrag.eval.runner import EvalRun
 
 
 class TaskChoice(StrEnum):
     retrieval = "retrieval"
     answer = "answer"
+
+
+ExportOption = Annotated[
+    tuple[ExportFormat, Path] | None,
+    typer.Option(
+        "--export",
+        metavar="ragas|deepeval OUT",
+        help="With --task answer: write each question's input, answer, retrieved contexts and reference to OUT "
+        "in the field names Ragas or DeepEval read (JSON Lines; a JSON array when OUT ends in .json).",
+    ),
+]
+
+
+def _check_export(export: tuple[ExportFormat, Path] | None, task: TaskChoice) -> None:
+    """Before the corpus is ingested, so a mistake costs nothing."""
+    if export is not None and task != TaskChoice.answer:
+        raise ConfigError("--export needs --task answer: it writes each question's answer and the passages it used")
+    if export is not None and export[1].is_dir():
+        raise ConfigError(f"--export: {export[1]} is a folder; name the file to write, e.g. {export[1] / 'out.jsonl'}")
+
+
+def _export(run: EvalRun, export: tuple[ExportFormat, Path], quiet: bool) -> None:
+    from agentrag.eval.export import write_export
+
+    written = write_export(run.samples, export[0], export[1])
+    if not quiet:
+        out.print(f"{written} questions written for {export[0].value} to {export[1]}", soft_wrap=True)
 
 
 @friendly_errors
@@ -41,6 +72,7 @@ def eval_command(
         Path | None, typer.Option("--json", help="Write the result JSON here ('-' for stdout).")
     ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
+    export: ExportOption = None,
     home: HomeOption = None,
 ) -> None:
     """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
@@ -51,6 +83,7 @@ def eval_command(
     from agentrag.eval.runner import run_eval
     from agentrag.kb import shared_embedder
 
+    _check_export(export, task)
     settings = settings_for(home)
     embedder = shared_embedder(settings.embedder)
     quiet = json_out is not None and str(json_out) == "-"
@@ -92,6 +125,8 @@ def eval_command(
             json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     if report is not None:
         write_report(result, report)
+    if export is not None:
+        _export(run, export, quiet)
     if not quiet:
         out.print(_summary(result), soft_wrap=True)
 

@@ -20,10 +20,11 @@ import numpy as np
 
 from agentrag.embed.base import Embedder
 from agentrag.eval.data import Dataset, load_dataset
+from agentrag.eval.export import AnswerSample
 from agentrag.eval.metrics import contains, exact_match, f1, recall_curve, retrieval_metrics
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
-from agentrag.types import IngestStatus
+from agentrag.types import Answer, IngestStatus
 from agentrag.vocab import Channel, Confidence, Mode, Preset, StopReason
 
 CHANNELS: tuple[Channel, ...] = (Channel.BM25, Channel.DENSE, Channel.HYBRID)
@@ -46,6 +47,7 @@ class EvalRun:
     result: dict[str, Any]
     channels: dict[str, ChannelRun]
     per_query: list[dict[str, Any]]
+    samples: list[AnswerSample] = field(default_factory=list)  # --task answer: what `--export` writes
 
 
 def eval_kb_name(dataset: Dataset, settings: Settings, embedder_name: str) -> str:
@@ -120,6 +122,7 @@ def run_retrieval(
 class AnswerRun:
     rankings: dict[str, list[str]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[AnswerSample] = field(default_factory=list)
 
 
 def run_answers(
@@ -158,9 +161,27 @@ def run_answers(
                 f1=f1(short, q.answers),
             )
         run.rows.append(row)
+        run.samples.append(_sample(q.qid, q.text, q.answers, dataset.qrels.get(q.qid, {}), answer))
         if progress is not None:
             progress(i + 1)
     return run
+
+
+def _sample(qid: str, question: str, answers: list[str], relevant: dict[str, float], answer: Answer) -> AnswerSample:
+    """The question as the export formats need it: the passages handed to the synthesizer are its contexts."""
+    return AnswerSample(
+        qid=qid,
+        question=question,
+        answer=answer.answer,
+        contexts=[e.chunk.text for e in answer.evidence],
+        context_ids=[e.chunk.doc_id for e in answer.evidence],
+        answers=answers,
+        relevant=sorted(relevant, key=lambda doc_id: -relevant[doc_id]),
+        confidence=answer.confidence,
+        stop_reason=answer.stop_reason,
+        prompt_tokens=answer.usage.prompt_tokens,
+        completion_tokens=answer.usage.completion_tokens,
+    )
 
 
 def _answer_blocks(run: AnswerRun) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -348,4 +369,6 @@ def _answer_result(
         },
     }
     per_query = [{**r, **m} for r, m in zip(answers.rows, rows, strict=True)] if judged else answers.rows
-    return EvalRun(dataset=dataset, kb_name=kb_name, result=result, channels={}, per_query=per_query)
+    return EvalRun(
+        dataset=dataset, kb_name=kb_name, result=result, channels={}, per_query=per_query, samples=answers.samples
+    )

@@ -29,7 +29,16 @@ from agentrag.server.headers import SecurityHeaders
 from agentrag.server.json_body import validation_error
 from agentrag.server.limits import BodyLimit
 from agentrag.server.methods import AllowedMethods, http_error_handler
-from agentrag.server.routes import answers, documents, knowledge_bases, memory, openai, site
+from agentrag.server.routes import (
+    answers,
+    documents,
+    knowledge_bases,
+    memory,
+    openai,
+    openai_models,
+    site,
+    vector_stores,
+)
 from agentrag.settings import Settings, load_settings
 
 
@@ -61,6 +70,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
     api = [routes.router for routes in (knowledge_bases, documents, answers, memory, openai)]
+    api += [openai_models.router, vector_stores.router]  # the OpenAI-shaped catalogue and file search
     for router in api:
         app.include_router(router)
     # app.routes has the document's own routes; the included routers' are in the routers (FastAPI wraps them)

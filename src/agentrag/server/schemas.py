@@ -6,10 +6,10 @@ success; each route declares the statuses it really sends, so a client (or schem
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import HTTPException
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
 
 from agentrag.agent.budget_overrides import KNOWN as BUDGET_KEYS
 from agentrag.agent.budget_overrides import check_overrides
@@ -198,3 +198,83 @@ class ServerSentEvent(BaseModel):
 STREAMING: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/event-stream": {"schema": ServerSentEvent.model_json_schema()}}}
 }
+
+
+# ---------------------------------------------------------------- OpenAI's models list and vector-store search
+# Shapes as the `openai` SDK reads them (openai/types/model.py, vector_store_search_{params,response}.py).
+
+
+class ModelObject(BaseModel):
+    """A knowledge base as an OpenAI model: `id` is what `/v1/chat/completions` takes as `model`."""
+
+    id: str = Field(description="The knowledge base's id: send it as `model` to /v1/chat/completions")
+    object: Literal["model"] = "model"
+    created: int = Field(description="When the knowledge base was created (Unix seconds)")
+    owned_by: str = "agentrag"
+    display_name: str = Field(description="What people see (an extension field; `id` unless it was named otherwise)")
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelObject]
+
+
+_FILTER_HELP = (
+    "key `source` (glob on the source path) or `filename` (eq, in), `file_id` (eq, in), `date` (YYYY-MM-DD or "
+    "Unix seconds: eq, gt, gte, lt, lte); any other key is a tag (eq). Others answer 422 naming them."
+)
+
+
+class ComparisonFilter(_Body):
+    key: str = Field(min_length=1, max_length=64, description=_FILTER_HELP)
+    type: Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin"]
+    value: StrictStr | StrictBool | StrictFloat | list[StrictStr | StrictFloat]
+
+
+class CompoundFilter(_Body):
+    type: Literal["and", "or"]
+    filters: list[ComparisonFilter | CompoundFilter] = Field(min_length=1, max_length=50)
+
+
+class RankingOptions(_Body):
+    ranker: Literal["none", "auto", "default-2024-11-15"] = Field(
+        "auto", description="none: the fused hybrid order; auto: the configured reranker's, when there is one"
+    )
+    score_threshold: StrictFloat = Field(0.0, ge=0, le=1, description="Results scoring below this are left out")
+
+
+class VectorStoreSearchBody(_Body):
+    query: (
+        Annotated[str, Field(min_length=1, max_length=2000)]
+        | Annotated[list[Annotated[str, Field(min_length=1, max_length=2000)]], Field(min_length=1, max_length=20)]
+    ) = Field(description="One query, or several whose results are merged (each passage once, at its best score)")
+    max_num_results: JsonInteger = Field(10, ge=1, le=50)
+    filters: ComparisonFilter | CompoundFilter | None = None
+    ranking_options: RankingOptions | None = None
+    rewrite_query: StrictBool = Field(False, description="Search with the query stripped of filler ('请问', 'please')")
+
+    def queries(self) -> list[str]:
+        return [self.query] if isinstance(self.query, str) else list(self.query)
+
+
+class TextContent(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class VectorStoreSearchResult(BaseModel):
+    file_id: str = Field(description="The document's id (`doc_id`)")
+    filename: str
+    score: float
+    attributes: dict[str, StrictStr | StrictBool | int | float] = Field(
+        description="source, chunk_id, title, heading, page, date and the document's tags"
+    )
+    content: list[TextContent]
+
+
+class VectorStoreSearchPage(BaseModel):
+    object: Literal["vector_store.search_results.page"] = "vector_store.search_results.page"
+    search_query: list[str] = Field(description="The queries searched (rewritten when `rewrite_query` was true)")
+    data: list[VectorStoreSearchResult]
+    has_more: bool = False
+    next_page: str | None = None
