@@ -23,7 +23,7 @@ from starlette.types import Scope
 from agentrag import __version__
 from agentrag.errors import AgentragError, DocumentNotFound
 from agentrag.kb import KnowledgeBaseNameTaken
-from agentrag.server import access_log
+from agentrag.server import access_log, mcp_mount
 from agentrag.server.deps import Service
 from agentrag.server.headers import SecurityHeaders
 from agentrag.server.json_body import validation_error
@@ -36,6 +36,7 @@ from agentrag.settings import Settings, load_settings
 def create_app(settings: Settings) -> FastAPI:
     service = Service(settings)
     access_log.install()
+    mcp = mcp_mount.McpEndpoint()  # MCP over Streamable HTTP at /mcp, same keys as /v1
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -43,7 +44,8 @@ def create_app(settings: Settings) -> FastAPI:
         # the service closed by the last shutdown is replaced, never served closed.
         if app.state.service.closed:
             app.state.service = Service(settings)
-        yield
+        async with mcp.running():
+            yield
         app.state.service.close()
 
     app = FastAPI(
@@ -59,6 +61,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
+    app.router.routes.append(mcp.route())
     api = [routes.router for routes in (knowledge_bases, documents, answers, memory, openai)]
     for router in api:
         app.include_router(router)
