@@ -27,6 +27,7 @@ from agentrag.agent.budget_overrides import check_overrides
 from agentrag.errors import AgentragError
 from agentrag.kb import KnowledgeBase
 from agentrag.mcp.library import Library
+from agentrag.mcp.revision import pinned_revision
 from agentrag.mcp.schemas import DOCUMENT_URI, KbArg, SearchFilterArg, chunk_result, hit_result
 from agentrag.trace import TraceEvent
 from agentrag.vocab import Channel, Mode, Preset
@@ -54,22 +55,64 @@ async def _blocking(func: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
+_SEARCH_HELP = (
+    "Search the documents for passages: ranked hits with their text, source, heading, page and the score from "
+    "each channel. Use it to see the evidence itself, for exact terms (error codes, model numbers: channel "
+    "'bm25'), or to restrict by file, tag or date; use `ask` for an answer instead."
+)
+_ASK_HELP = (
+    "Answer a question from the documents, with numbered citations that were checked against the passages they "
+    "cite. Returns the answer, short_answer (when the question has a short form), confidence (high, partial, "
+    "low), citations, unsupported sentences, stop_reason and the trace id. Sends progress notifications while it "
+    "works. Use it for any question about the documents' content."
+)
+_READ_CHUNK_HELP = (
+    "The full passage (chunk) with its source, heading and page, by the chunk_id a search hit or a citation "
+    "gave. Use it when a snippet is not enough to answer or to quote."
+)
+_LIST_HELP = (
+    "The knowledge bases you may use (id, display name, documents, chunks, and which one is the default). Call "
+    "it first when you do not know which `kb` to pass to the other tools."
+)
+_DOCUMENT_HELP = (
+    "A whole document of a knowledge base as text, its passages in order (the document_uri of a search hit or "
+    "read_chunk result)."
+)
+
+
 def build_server(library_for: LibraryFor) -> MCPServer:
     """The MCP server; `library_for(ctx)` is the caller's `Library` (a key's knowledge bases, over HTTP)."""
     # WARNING: the SDK logs every tool error at INFO; the caller gets them as results already.
-    server = MCPServer(name="agentrag", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(
+        name="agentrag",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        middleware=[pinned_revision],
+    )
+    tools = Tools(library_for)
+    server.add_tool(tools.search, name="search", description=_SEARCH_HELP, annotations=_READ_ONLY)
+    server.add_tool(tools.ask, name="ask", description=_ASK_HELP, annotations=_READ_ONLY)
+    server.add_tool(tools.read_chunk, name="read_chunk", description=_READ_CHUNK_HELP, annotations=_READ_ONLY)
+    server.add_tool(
+        tools.list_knowledge_bases, name="list_knowledge_bases", description=_LIST_HELP, annotations=_READ_ONLY
+    )
+    server.resource(DOCUMENT_URI, name="document", description=_DOCUMENT_HELP, mime_type="text/plain")(tools.document)
+    return server
 
-    def open_kb(ctx: Context, kb: str | None) -> tuple[Library, KnowledgeBase]:
-        library = library_for(ctx)
+
+class Tools:
+    """The tools' handlers; each call finds its caller's knowledge bases through `library_for(ctx)`."""
+
+    def __init__(self, library_for: LibraryFor) -> None:
+        self.library_for = library_for
+
+    def open_kb(self, ctx: Context, kb: str | None) -> tuple[Library, KnowledgeBase]:
+        library = self.library_for(ctx)
         return library, library.open(kb or library.default_kb)
 
-    @server.tool(
-        description="Search the documents for passages: ranked hits with their text, source, heading, page and "
-        "the score from each channel. Use it to see the evidence itself, for exact terms (error codes, model "
-        "numbers: channel 'bm25'), or to restrict by file, tag or date; use `ask` for an answer instead.",
-        annotations=_READ_ONLY,
-    )
     async def search(
+        self,
         query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, any language.")],
         ctx: Context,
         k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
@@ -78,21 +121,15 @@ def build_server(library_for: LibraryFor) -> MCPServer:
         kb: KbArg = None,
     ) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            _, knowledge_base = open_kb(ctx, kb)
+            _, knowledge_base = self.open_kb(ctx, kb)
             hits = knowledge_base.search(query, k, channel, filter.to_filter() if filter else None)
             found = [hit_result(knowledge_base.name, h) for h in hits]
             return {"kb": knowledge_base.name, "query": query, "channel": channel.value, "hits": found}
 
         return await _blocking(run)
 
-    @server.tool(
-        description="Answer a question from the documents, with numbered citations that were checked against "
-        "the passages they cite. Returns the answer, short_answer (when the question has a short form), "
-        "confidence (high, partial, low), citations, unsupported sentences, stop_reason and the trace id. "
-        "Sends progress notifications while it works. Use it for any question about the documents' content.",
-        annotations=_READ_ONLY,
-    )
     async def ask(
+        self,
         question: Annotated[str, Field(min_length=1, description="The question, in any language.")],
         ctx: Context,
         mode: Annotated[Mode, Field(description=_MODE_HELP)] = Mode.AUTO,
@@ -100,20 +137,16 @@ def build_server(library_for: LibraryFor) -> MCPServer:
         budget: Annotated[dict[str, Any] | None, Field(description=_BUDGET_HELP)] = None,
         kb: KbArg = None,
     ) -> dict[str, Any]:
-        return await _ask(ctx, open_kb, question, mode, preset, budget, kb)
+        return await _ask(ctx, self.open_kb, question, mode, preset, budget, kb)
 
-    @server.tool(
-        description="The full passage (chunk) with its source, heading and page, by the chunk_id a search hit or "
-        "a citation gave. Use it when a snippet is not enough to answer or to quote.",
-        annotations=_READ_ONLY,
-    )
     async def read_chunk(
+        self,
         id: Annotated[str, Field(min_length=1, description="A chunk_id from search hits or ask citations.")],
         ctx: Context,
         kb: KbArg = None,
     ) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            _, knowledge_base = open_kb(ctx, kb)
+            _, knowledge_base = self.open_kb(ctx, kb)
             try:
                 chunk = knowledge_base.chunk(id)
             except AgentragError as exc:
@@ -122,24 +155,12 @@ def build_server(library_for: LibraryFor) -> MCPServer:
 
         return await _blocking(run)
 
-    @server.tool(
-        description="The knowledge bases you may use (id, display name, documents, chunks, and which one is the "
-        "default). Call it first when you do not know which `kb` to pass to the other tools.",
-        annotations=_READ_ONLY,
-    )
-    async def list_knowledge_bases(ctx: Context) -> dict[str, Any]:
-        return await _blocking(partial(_listed, library_for(ctx)))
+    async def list_knowledge_bases(self, ctx: Context) -> dict[str, Any]:
+        return await _blocking(partial(_listed, self.library_for(ctx)))
 
-    @server.resource(
-        DOCUMENT_URI,
-        name="document",
-        description="A whole document of a knowledge base as text, its passages in order (the document_uri of "
-        "a search hit or read_chunk result).",
-        mime_type="text/plain",
-    )
-    async def document(kb: str, doc_id: str, ctx: Context) -> str:
+    async def document(self, kb: str, doc_id: str, ctx: Context) -> str:
         def run() -> str:
-            _, knowledge_base = open_kb(ctx, unquote(kb))
+            _, knowledge_base = self.open_kb(ctx, unquote(kb))
             doc, chunks = knowledge_base.document(unquote(doc_id))
             head = f"# {doc.title}\nsource: {doc.source}\n\n" if doc.title else f"source: {doc.source}\n\n"
             return head + "\n\n".join(c.text for c in sorted(chunks, key=lambda c: c.position))
@@ -148,8 +169,6 @@ def build_server(library_for: LibraryFor) -> MCPServer:
             return await anyio.to_thread.run_sync(run)
         except AgentragError as exc:
             raise ResourceNotFoundError(str(exc)) from exc
-
-    return server
 
 
 def _listed(library: Library) -> dict[str, Any]:
