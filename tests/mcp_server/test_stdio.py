@@ -3,13 +3,16 @@ results, progress while an answer is written, and tool errors a calling model ca
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import anyio
 import pytest
 from mcp.types import TextResourceContents
+from typer.testing import CliRunner
 
+from agentrag.cli import app
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.mcp import PROTOCOL_VERSION
@@ -126,6 +129,7 @@ def test_ask_reports_progress_and_errors_name_what_to_change(home: Path) -> None
                     {"question": "E7731?", "budget": {"max_searches": 2}},
                 ),
                 "filter.after": ("search", {"query": "x", "filter": {"after": "last tuesday"}}),
+                "more than the 4000 allowed (server.max_question_chars)": ("ask", {"question": "why? " * 1000}),
                 "less than or equal to 100": ("search", {"query": "x", "k": 500}),
                 "'auto', 'direct', 'single', 'iterative' or 'agent'": ("ask", {"question": "x", "mode": "deep"}),
             }
@@ -137,3 +141,10 @@ def test_ask_reports_progress_and_errors_name_what_to_change(home: Path) -> None
             assert result(await client.call_tool("search", {"query": "E7731"}))["hits"]
 
     anyio.run(scenario)
+
+
+def test_without_the_sdk_the_command_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "agentrag.mcp.stdio", None)  # as if `mcp` were not installed
+    done = CliRunner().invoke(app, ["mcp", "--home", str(tmp_path)])
+    assert done.exit_code == 2
+    assert "pip install 'agentrag[mcp]'" in done.output

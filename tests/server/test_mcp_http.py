@@ -4,14 +4,20 @@ reachable, by any tool, and looks exactly like one that does not exist."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import anyio
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from mcp import MCPError
 
 from agentrag.mcp import PROTOCOL_VERSION
+from agentrag.server.app import create_app
+from agentrag.settings import Settings, load_settings
 from tests.mcp_server.clients import error_text, http, mcp_error, result
-from tests.server.conftest import Running
+from tests.server.conftest import Running, serving
 from tests.server.test_api import make_kb, upload
 
 SECRETS = {"red": "Red vault code: R-7731. The red team rotates it monthly.", "blue": "Blue vault code: B-4410."}
@@ -140,3 +146,22 @@ def test_a_newer_protocol_era_is_told_which_revisions_are_served(running: Runnin
     assert refused.code == -32022
     assert refused.data["supported"][-1] == PROTOCOL_VERSION
     assert PROTOCOL_VERSION in refused.message
+
+
+def test_mcp_requests_count_against_the_keys_rate_limit(tmp_path: Path) -> None:
+    with serving(load_settings(tmp_path / "home", server={"requests_per_minute": 3})) as running:
+        headers = {"Authorization": f"Bearer {running.admin}", "Accept": "application/json, text/event-stream"}
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        statuses = [httpx.post(f"{running.url}/mcp", json=listing, headers=headers) for _ in range(4)]
+    assert [r.status_code for r in statuses] == [200, 200, 200, 429]
+    assert "3 requests per minute" in statuses[-1].json()["detail"]
+    assert int(statuses[-1].headers["Retry-After"]) >= 1
+
+
+def test_without_the_sdk_mcp_says_how_to_install_it(server_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp.server.transport_security", None)  # as if `mcp` were not installed
+    with TestClient(create_app(server_settings)) as client:
+        response = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert response.status_code == 503
+        assert "pip install 'agentrag[mcp]'" in response.json()["detail"]
+        assert client.get("/health").status_code == 200  # the rest of the service runs
