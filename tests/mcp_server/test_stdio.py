@@ -3,6 +3,7 @@ results, progress while an answer is written, and tool errors a calling model ca
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -148,3 +149,13 @@ def test_without_the_sdk_the_command_says_how_to_install_it(monkeypatch: pytest.
     done = CliRunner().invoke(app, ["mcp", "--home", str(tmp_path)])
     assert done.exit_code == 2
     assert "pip install 'agentrag[mcp]'" in done.output
+
+
+def test_building_the_server_leaves_the_processes_logging_alone() -> None:
+    """The SDK's MCPServer sets up the root logger; the service's and the CLI's log output must not change."""
+    from agentrag.mcp.tools import build_server
+
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    build_server(lambda ctx: None)  # type: ignore[arg-type,return-value]
+    assert (list(root.handlers), root.level) == before

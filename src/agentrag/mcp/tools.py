@@ -8,6 +8,7 @@ question too long) comes back as a tool error whose text says what to change; th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, TypeVar
@@ -33,6 +34,7 @@ from agentrag.trace import TraceEvent
 from agentrag.vocab import Channel, Mode, Preset
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 LibraryFor = Callable[[Context], Library]
 
 INSTRUCTIONS = (
@@ -45,14 +47,6 @@ _CHANNEL_HELP = "hybrid: BM25 and dense fused (the best default); bm25: exact wo
 _MODE_HELP = "auto routes by the question; agent plans sub-queries (comparisons, multi-hop); direct never searches."
 _BUDGET_HELP = f"Overrides of the preset's budget, e.g. {{'max_retrieval_calls': 4}}; keys: {', '.join(BUDGET_KEYS)}."
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-
-
-async def _blocking(func: Callable[[], T]) -> T:
-    """`func` in a worker thread; an AgentragError becomes a tool error with its message."""
-    try:
-        return await anyio.to_thread.run_sync(func)
-    except AgentragError as exc:
-        raise ToolError(str(exc)) from exc
 
 
 _SEARCH_HELP = (
@@ -80,9 +74,20 @@ _DOCUMENT_HELP = (
 )
 
 
+async def _blocking(func: Callable[[], T]) -> T:
+    """`func` in a worker thread; an AgentragError becomes a tool error with its message."""
+    try:
+        return await anyio.to_thread.run_sync(func)
+    except AgentragError as exc:
+        raise ToolError(str(exc)) from exc
+
+
 def build_server(library_for: LibraryFor) -> MCPServer:
     """The MCP server; `library_for(ctx)` is the caller's `Library` (a key's knowledge bases, over HTTP)."""
-    # WARNING: the SDK logs every tool error at INFO; the caller gets them as results already.
+    # MCPServer configures the root logger (logging.basicConfig with a Rich handler); the CLI and the service
+    # own logging, so that is undone. (Its tool-error lines are INFO: the caller gets those errors as results.)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     server = MCPServer(
         name="agentrag",
         version=__version__,
@@ -90,6 +95,8 @@ def build_server(library_for: LibraryFor) -> MCPServer:
         log_level="WARNING",
         middleware=[pinned_revision],
     )
+    root.handlers[:] = handlers
+    root.setLevel(level)
     tools = Tools(library_for)
     server.add_tool(tools.search, name="search", description=_SEARCH_HELP, annotations=_READ_ONLY)
     server.add_tool(tools.ask, name="ask", description=_ASK_HELP, annotations=_READ_ONLY)
@@ -203,9 +210,13 @@ async def _ask(
 
     def on_event(event: TraceEvent) -> None:
         nonlocal steps
-        if event.message:  # the steps a person would follow (the SSE stream's `progress` events)
+        if event.message and steps >= 0:  # the steps a person would follow (the SSE stream's `progress` events)
             steps += 1
-            anyio.from_thread.run(ctx.report_progress, steps, None, event.message)
+            try:
+                anyio.from_thread.run(ctx.report_progress, steps, None, event.message)
+            except Exception:  # the caller is gone (cancelled, disconnected): the answer still ends and is traced
+                log.debug("progress not delivered; no more are sent for this answer", exc_info=True)
+                steps = -1
 
     def run() -> dict[str, Any]:
         library, knowledge_base = open_kb(ctx, kb)
