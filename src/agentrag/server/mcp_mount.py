@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -105,7 +106,8 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         service: Service = scope["app"].state.service
-        refusal = self._refusal(service, scope)
+        # In a worker thread, as the REST routes' key check is: the key database and a Redis rate limiter block.
+        refusal = await anyio.to_thread.run_sync(self._refusal, service, scope)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
