@@ -120,10 +120,11 @@ def test_ask_reports_progress_and_errors_name_what_to_change(home: Path) -> None
             assert any("search" in (message or "") for _, message in progress), progress
 
             errors = {
-                "no knowledge base 'nope' is available; call list_knowledge_bases": (
+                "no knowledge base 'nope' is available; call list_knowledge_bases for the ones you can use (in ": (
                     "search",
                     {"query": "x", "kb": "nope"},
                 ),
+                "--kb NAME FILES` makes one)": ("search", {"query": "x", "kb": "nope"}),
                 "no chunk 'ops.md#99'": ("read_chunk", {"id": "ops.md#99"}),
                 "budget: unknown key 'max_searches' (did you mean": (
                     "ask",

@@ -31,9 +31,9 @@ class Library(Protocol):
         ...
 
 
-def not_found(name: str) -> KnowledgeBaseNotFound:
+def not_found(name: str, hint: str = "") -> KnowledgeBaseNotFound:
     return KnowledgeBaseNotFound(
-        f"no knowledge base {name!r} is available; call list_knowledge_bases for the ones you can use"
+        f"no knowledge base {name!r} is available; call list_knowledge_bases for the ones you can use{hint}"
     )
 
 
@@ -59,14 +59,16 @@ class LocalLibrary:
         return list_knowledge_bases(self._settings.home)
 
     def open(self, name: str) -> KnowledgeBase:
+        # The local user owns the data directory: the refusal may say where it looked and how to fill it.
+        hint = f" (in {self._settings.home}; `agentrag ingest --home {self._settings.home} --kb NAME FILES` makes one)"
         try:
             kb_id = resolve_kb(self._settings.home, name)
         except ConfigError as exc:
-            raise not_found(name) from exc
+            raise not_found(name, hint) from exc
         with self._lock:
             if kb_id not in self._open:
                 if kb_id not in self.visible():
-                    raise not_found(name)
+                    raise not_found(name, hint)
                 self._open[kb_id] = KnowledgeBase.open(
                     kb_id, settings=self._settings, create=False, embedder=self._embedder
                 )
