@@ -5,9 +5,12 @@ reachable, by any tool, and looks exactly like one that does not exist."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -16,6 +19,8 @@ from mcp import MCPError
 from agentrag.mcp import PROTOCOL_VERSION
 from agentrag.server.app import create_app
 from agentrag.settings import Settings, load_settings
+from tests.agent.test_agent_llm import ROLES, role_of
+from tests.llm_server import Reply, ScriptedLLM, error, llm_settings, text
 from tests.mcp_server.clients import error_text, http, mcp_error, result
 from tests.server.conftest import Running, serving
 from tests.server.test_api import make_kb, upload
@@ -165,3 +170,53 @@ def test_without_the_sdk_mcp_says_how_to_install_it(server_settings: Settings, m
         assert response.status_code == 503
         assert "pip install 'agentrag[mcp]'" in response.json()["detail"]
         assert client.get("/health").status_code == 200  # the rest of the service runs
+
+
+def test_a_long_answer_streams_progress_and_never_holds_up_the_service(tmp_path: Path) -> None:
+    """The synthesizer's model takes 4 s: progress reaches the client before the answer, and a REST call made
+    while the model writes is answered before it (the tools run in worker threads, not on the event loop)."""
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        if role_of(body) == "synthesizer":
+            return text("The red vault code is R-7731 [1].", delay=4.0)
+        return error(500, "not scripted")  # every other role falls back to its rules
+
+    with ScriptedLLM(script) as llm:
+        models = {role: f"m-{role}" for role in ROLES}
+        llm_config = llm_settings(llm, role_models=models, timeout_s=60.0)
+        settings = load_settings(tmp_path / "home", server={"requests_per_minute": 600}, llm=llm_config)
+        with serving(settings) as running:
+            keys = _two_teams(running)
+            events: list[tuple[str, float]] = []
+            writing = anyio.Event()
+
+            async def ask() -> None:
+                async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                    events.append(("progress", time.monotonic()))
+                    if message == "writing the answer":
+                        writing.set()
+
+                async with http(running.url, keys["red"]) as client:
+                    question = {"question": "What is the red vault code?", "mode": "single"}
+                    answer = result(await client.call_tool("ask", question, progress_callback=on_progress))
+                events.append(("answer", time.monotonic()))
+                assert "R-7731" in answer["answer"]
+                assert answer["stop_reason"] == "answered"  # the model's answer, not a fallback
+
+            async def meanwhile() -> None:
+                await writing.wait()  # the ask is waiting on its model now
+                rest = running.client(keys["red"])
+                found = await anyio.to_thread.run_sync(lambda: rest.post("/v1/kb/red/search", json={"query": "vault"}))
+                assert found.status_code == 200
+                events.append(("rest", time.monotonic()))
+
+            async def both() -> None:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(ask)
+                    group.start_soon(meanwhile)
+
+            anyio.run(both)
+    order = [kind for kind, _ in events]
+    assert order.index("rest") < order.index("answer"), order
+    first_progress, answered = events[0][1], dict(events)["answer"]
+    assert answered - first_progress > 3.0, events  # progress came while the model was still writing
