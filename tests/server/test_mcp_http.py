@@ -126,6 +126,9 @@ def test_a_wrong_or_missing_key_is_refused(running: Running) -> None:
         assert response.status_code == 401, headers
         assert response.headers["WWW-Authenticate"] == "Bearer"
         assert "Authorization: Bearer KEY" in response.json()["detail"]
+    in_url = httpx.post(f"{running.url}/mcp?key={running.admin}", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert in_url.status_code == 401
+    assert in_url.json()["detail"].startswith("an API key in the URL is refused")
 
     async def connect(key: str) -> None:
         async with http(running.url, key) as client:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from starlette.datastructures import Headers
@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from agentrag.errors import ConfigError
 from agentrag.kb import KnowledgeBase
 from agentrag.mcp.library import not_found
+from agentrag.server.access_log import has_secret_param
 from agentrag.server.deps import Service
 from agentrag.server.keys import ApiKey
 from agentrag.settings import Settings
@@ -123,13 +124,16 @@ class McpEndpoint:
         key = service.keys.authenticate(token.strip()) if scheme.lower() == "bearer" else None
         if key is None:
             headers = {"WWW-Authenticate": "Bearer"}
-            detail = "missing or invalid API key (send Authorization: Bearer KEY)"
+            in_url = has_secret_param(scope.get("query_string", b"").decode("latin-1"))
+            detail = ("an API key in the URL is refused: " if in_url else "missing or invalid API key ") + (
+                "(send Authorization: Bearer KEY)"
+            )
             return JSONResponse({"detail": detail}, status_code=401, headers=headers)
         wait = service.limiter.check(key.key_id)
         if wait > 0:
             limit = service.settings.server.requests_per_minute
             detail = f"rate limit: {limit} requests per minute; retry in {wait:.0f}s"
             return JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(int(wait) + 1)})
-        caller: tuple[Service, Any] = (service, key)
+        caller: tuple[Service, ApiKey] = (service, key)
         scope[_CALLER] = caller
         return None
