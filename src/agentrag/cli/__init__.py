@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from agentrag.cli import answers, docs, evaluate, info, ingest, search, service
+from agentrag.cli import answers, docs, evaluate, info, ingest, mcp_stdio, search, service
 from agentrag.cli.common import err, set_debug
 
 app = typer.Typer(
@@ -57,6 +57,7 @@ app.command()(answers.chat)
 app.command()(answers.failures)
 app.command("eval")(evaluate.eval_command)
 app.command()(service.serve)
+app.command()(mcp_stdio.mcp)
 app.command()(info.sample)
 app.command()(info.version)
 

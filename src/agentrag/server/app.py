@@ -23,7 +23,7 @@ from starlette.types import Scope
 from agentrag import __version__, telemetry
 from agentrag.errors import AgentragError, DocumentNotFound
 from agentrag.kb import KnowledgeBaseNameTaken
-from agentrag.server import access_log
+from agentrag.server import access_log, mcp_mount
 from agentrag.server.deps import Service
 from agentrag.server.headers import SecurityHeaders
 from agentrag.server.json_body import validation_error
@@ -46,6 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
     telemetry.writer()  # a bad OTEL_* variable stops the service from starting, naming it
     service = Service(settings)
     access_log.install()
+    mcp = mcp_mount.McpEndpoint()  # MCP over Streamable HTTP at /mcp, same keys as /v1
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -53,7 +54,8 @@ def create_app(settings: Settings) -> FastAPI:
         # the service closed by the last shutdown is replaced, never served closed.
         if app.state.service.closed:
             app.state.service = Service(settings)
-        yield
+        async with mcp.running():
+            yield
         app.state.service.close()
 
     app = FastAPI(
@@ -69,6 +71,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
     app.include_router(site.router)
     app.mount("/static", StaticFiles(directory=site.STATIC), name="static")
+    app.router.routes.append(mcp.route())
     api = [routes.router for routes in (knowledge_bases, documents, answers, memory, openai)]
     api += [openai_models.router, vector_stores.router]  # the OpenAI-shaped catalogue and file search
     for router in api:
