@@ -74,3 +74,7 @@ class LLMUnavailable(LLMError):
 
 class LLMOutputError(LLMError):
     """The model's structured output stayed invalid after one repair attempt."""
+
+
+class ConversationBusy(AgentragError):
+    """Another question in the same conversation held it for longer than the wait allowed."""

@@ -12,6 +12,7 @@
       uploads/<kb>/                 files uploaded through the service
       keys.sqlite                   API keys (hashes only)
       memory.sqlite                 long-term memory: what users said about themselves
+      locks/<hash>.lock             conversation locks between processes on this host (when no Redis is set)
 
 Nothing else builds these paths.
 """
@@ -122,6 +123,10 @@ class Layout:
     @property
     def memory_db(self) -> Path:
         return self.home / "memory.sqlite"
+
+    @property
+    def locks(self) -> Path:
+        return self.home / "locks"
 
     def knowledge_bases(self) -> list[str]:
         """Names of the knowledge bases in this data directory, sorted."""

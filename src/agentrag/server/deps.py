@@ -28,7 +28,7 @@ class Service:
         self.layout = Layout(settings.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.keys = KeyStore(self.home)
-        self.limiter = RateLimiter(settings.server.requests_per_minute)
+        self.limiter = RateLimiter(settings.server.requests_per_minute, settings.redis_url)
         self.embedder = shared_embedder(settings.embedder)
         self.sessions = Sessions(settings, self.embedder)
         self._kbs: dict[str, KnowledgeBase] = {}
