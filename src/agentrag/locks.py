@@ -54,7 +54,7 @@ class FileLocks:
         try:
             lock.acquire()
         except Timeout as exc:
-            raise ConversationBusy(f"{name}: busy with another question for over {self.wait_s:.0f} s") from exc
+            raise ConversationBusy(f"{name}: busy with another question for over {self.wait_s:g} s") from exc
         try:
             yield
         finally:
@@ -98,7 +98,7 @@ class RedisLocks:
                 yield
             return
         if not acquired:
-            raise ConversationBusy(f"{name}: busy with another question for over {self._fallback.wait_s:.0f} s")
+            raise ConversationBusy(f"{name}: busy with another question for over {self._fallback.wait_s:g} s")
         try:
             yield
         finally:
