@@ -97,7 +97,8 @@ def test_two_workers_share_rate_limits_cache_documents_and_conversations(redis_u
         uploaded = a.post("/v1/kb/kb/documents", files={"file": ("plans.md", PLANS.encode())})
         assert uploaded.status_code == 201, uploaded.text
         hits = b.post("/v1/kb/kb/search", json={"query": "Enterprise plan cost", "k": 3}).json()["hits"]
-        assert hits and "25,000 yuan" in hits[0]["text"]
+        assert hits
+        assert "25,000 yuan" in hits[0]["text"]
 
         # A cache entry written by A is read by B: B's first search of the query is a hit, and no entry is added.
         shared = redis.Redis.from_url(redis_url)
@@ -159,11 +160,13 @@ def test_workers_without_redis_are_refused_naming_the_setting(tmp_path: Path) ->
     command = [sys.executable, "-m", "agentrag.cli", "serve", "--home", str(tmp_path / "home"), "--workers", "2"]
     missing = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2
-    assert "needs Redis" in missing.stderr and "redis_url" in missing.stderr
+    assert "needs Redis" in missing.stderr
+    assert "redis_url" in missing.stderr
     assert "AGENTRAG_REDIS_URL" in missing.stderr
     dead = f"redis://127.0.0.1:{free_port()}/0"
     unreachable = subprocess.run(
         command, env={**env, "AGENTRAG_REDIS_URL": dead}, capture_output=True, text=True, timeout=60
     )
     assert unreachable.returncode == 2
-    assert "does not answer" in unreachable.stderr and dead in unreachable.stderr.replace("\n", "")
+    assert "does not answer" in unreachable.stderr
+    assert dead in unreachable.stderr.replace("\n", "")
