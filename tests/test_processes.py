@@ -16,7 +16,7 @@ import pytest
 from agentrag.agent.facts import FactStore
 from agentrag.agent.memory import ConversationStore
 from agentrag.embed.base import Embedder
-from agentrag.errors import ConfigError, ConversationBusy
+from agentrag.errors import Busy, ConfigError
 from agentrag.locks import FileLocks, Locks, make_locks
 from agentrag.server.keys import KeyStore
 from agentrag.server.limits import RateLimiter
@@ -70,8 +70,8 @@ def test_a_conversation_lock_held_by_another_process_makes_a_question_wait_then_
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "held"
     impatient: Locks = make_locks(lock_url or None, tmp_path / "locks", wait_s=0.5)
-    busy = r"conversation k/c1: busy with another question for over 0\.5 s"
-    with pytest.raises(ConversationBusy, match=busy), impatient.hold("conversation k/c1"):
+    busy = r"conversation k/c1: busy with another request for over 0\.5 s"
+    with pytest.raises(Busy, match=busy), impatient.hold("conversation k/c1"):
         pass
     with impatient.hold("conversation k/c2"):  # another conversation does not wait
         pass

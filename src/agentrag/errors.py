@@ -76,5 +76,5 @@ class LLMOutputError(LLMError):
     """The model's structured output stayed invalid after one repair attempt."""
 
 
-class ConversationBusy(AgentragError):
-    """Another question in the same conversation held it for longer than the wait allowed."""
+class Busy(AgentragError):
+    """Another request held the same lock (a conversation, an upload's name) for longer than the wait allowed."""

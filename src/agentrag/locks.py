@@ -1,4 +1,5 @@
-"""Locks that hold across processes: one question at a time per conversation, whichever worker answers it.
+"""Locks that hold across processes: one question at a time per conversation whichever worker answers it, one
+upload at a time per file name, one knowledge base created at a time (display names stay unique).
 
 With Redis configured the lock is a Redis lock (redis-py's `Lock`: a key with a lease, released by a token
 only its holder knows), so workers on several hosts take turns. Without Redis it is a file lock under
@@ -19,14 +20,14 @@ from typing import Protocol
 from filelock import FileLock, Timeout
 
 from agentrag.cache import redacted_url
-from agentrag.errors import ConfigError, ConversationBusy
+from agentrag.errors import Busy, ConfigError
 
 log = logging.getLogger(__name__)
 
 
 class Locks(Protocol):
     def hold(self, name: str) -> AbstractContextManager[None]:
-        """Held for the `with` block; ConversationBusy after waiting too long."""
+        """Held for the `with` block; Busy after waiting too long."""
         ...
 
     @property
@@ -54,7 +55,7 @@ class FileLocks:
         try:
             lock.acquire()
         except Timeout as exc:
-            raise ConversationBusy(f"{name}: busy with another question for over {self.wait_s:g} s") from exc
+            raise Busy(f"{name}: busy with another request for over {self.wait_s:g} s") from exc
         try:
             yield
         finally:
@@ -98,7 +99,7 @@ class RedisLocks:
                 yield
             return
         if not acquired:
-            raise ConversationBusy(f"{name}: busy with another question for over {self._fallback.wait_s:g} s")
+            raise Busy(f"{name}: busy with another request for over {self._fallback.wait_s:g} s")
         try:
             yield
         finally:

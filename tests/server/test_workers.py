@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -32,6 +33,9 @@ PLANS = (
     "It allows 3,000 requests per minute.\n\n## Team\n\nThe Team plan costs 900 yuan a month. "
     "It allows 300 requests per minute.\n"
 )
+
+
+FAQ = "# FAQ\n\nSupport answers within one business day on every plan.\n"
 
 
 def _environment(redis: str) -> dict[str, str]:
@@ -99,6 +103,12 @@ def test_two_workers_share_rate_limits_cache_documents_and_conversations(redis_u
         hits = b.post("/v1/kb/kb/search", json={"query": "Enterprise plan cost", "k": 3}).json()["hits"]
         assert hits
         assert "25,000 yuan" in hits[0]["text"]
+
+        # The same file sent to both workers at once: they take turns, so one adds it and the other finds it so.
+        with ThreadPoolExecutor(2) as pool:
+            sent = pool.map(lambda c: c.post("/v1/kb/kb/documents", files={"file": ("faq.md", FAQ.encode())}), (a, b))
+            statuses = sorted(r.json()["status"] for r in sent)
+        assert statuses == ["added", "unchanged"]
 
         # A cache entry written by A is read by B: B's first search of the query is a hit, and no entry is added.
         shared = redis.Redis.from_url(redis_url)

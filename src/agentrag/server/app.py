@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
 from agentrag import __version__
-from agentrag.errors import AgentragError, ConversationBusy, DocumentNotFound
+from agentrag.errors import AgentragError, Busy, DocumentNotFound
 from agentrag.kb import KnowledgeBaseNameTaken
 from agentrag.server import access_log
 from agentrag.server.deps import Service
@@ -54,7 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.service = service
     app.add_exception_handler(AgentragError, _agentrag_error)  # type: ignore[arg-type]
-    app.add_exception_handler(ConversationBusy, _conversation_busy)  # type: ignore[arg-type]
+    app.add_exception_handler(Busy, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
     app.add_middleware(BodyLimit, limit_for=_body_limits(settings))
     app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
@@ -79,8 +79,8 @@ def _agentrag_error(request: Request, exc: AgentragError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=status)
 
 
-def _conversation_busy(request: Request, exc: ConversationBusy) -> JSONResponse:
-    """409: the conversation is answering another question (on this worker or another) for too long."""
+def _busy(request: Request, exc: Busy) -> JSONResponse:
+    """409: another request (on this worker or another) held the conversation or the upload's name too long."""
     return JSONResponse({"detail": str(exc)}, status_code=409, headers={"Retry-After": "5"})
 
 

@@ -4,6 +4,7 @@ dependencies that authenticate a request and find the knowledge bases its key ma
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -33,13 +34,12 @@ class Service:
         self.sessions = Sessions(settings, self.embedder)
         self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
-        # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
-        self._upload_locks = [threading.Lock() for _ in range(64)]
         self.closed = False
 
-    def upload_lock(self, name_key: str) -> threading.Lock:
-        """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
-        return self._upload_locks[int(name_key, 16) % len(self._upload_locks)]
+    def upload_lock(self, name_key: str) -> AbstractContextManager[None]:
+        """The lock for uploads sent under one name (`uploads.name_key`, hex): they take turns (no two both
+        "added"), in this process and in every other worker (`Sessions.locks`: Redis, else a file lock)."""
+        return self.sessions.locks.hold(f"upload {name_key}")
 
     def knowledge_bases(self) -> list[str]:
         return list_knowledge_bases(self.home)
@@ -59,7 +59,7 @@ class Service:
 
     def create(self, name: str, display_name: str | None = None) -> KnowledgeBase:
         """Create (or open) the knowledge base `name`; one at a time, so display names stay unique."""
-        with self._lock:
+        with self._lock, self.sessions.locks.hold("knowledge base names"):  # another worker may be creating too
             kb_id = resolve_kb(self.home, name)
             if kb_id in self._kbs:  # open already: only its display name may need recording (or refusing)
                 claim_display_name(self.layout, kb_id, display_name or name, explicit=display_name is not None)
