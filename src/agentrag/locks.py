@@ -63,7 +63,9 @@ class FileLocks:
 
 
 class RedisLocks:
-    """Redis locks with a lease (a worker that dies holding one frees it when the lease ends)."""
+    """Redis locks with a lease (a worker that dies holding one frees it when the lease ends). The lease, 15
+    minutes, outlasts any preset's time budget (thorough: 180 s); a question given a longer budget may lose its
+    lock to the next one when it runs out, which the release then logs."""
 
     def __init__(self, url: str, fallback: FileLocks, lease_s: float = 900.0) -> None:
         import redis
