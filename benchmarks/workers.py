@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -98,6 +99,7 @@ def main() -> None:
                         for clients in args.clients:
                             m = measure(url, secret, kb, questions, clients, args.seconds, "single")
                             row = {"round": round_, "workers": workers, "redis": shared, "clients": clients, **m}
+                            row["load_avg_1m"] = round(os.getloadavg()[0], 1)  # the machine is shared: say how busy
                             print(json.dumps(row), flush=True)
                             rows.append(row)
                     finally:
@@ -124,15 +126,17 @@ def section(result: dict[str, Any]) -> list[str]:
         "own process(es); the clients are threads of the benchmark process on the same 2 cores, each posting "
         "`/v1/kb/KB/ask` with `mode: single` (model-free, cache off) and waiting for the answer before asking the "
         "next question. With Redis, every request also counts against the key's rate limit there and every ask "
-        "takes its conversation's Redis lock. Latency is the whole HTTP round trip.",
+        "takes its conversation's Redis lock. Latency is the whole HTTP round trip. `load` is the machine's 1-minute "
+        "load average at the end of the row (2 cores: anything over 2 means other jobs were waiting too).",
         "",
-        "| round | workers | Redis | clients | asks | errors | asks/s | p50 ms | p95 ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| round | workers | Redis | clients | asks | errors | asks/s | p50 ms | p95 ms | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         lines.append(
             f"| {r['round']} | {r['workers']} | {'yes' if r['redis'] else 'no'} | {r['clients']} | {r['asks']} | "
-            f"{r['errors']} | **{r['asks_per_s']}** | {r['latency_ms_p50']} | **{r['latency_ms_p95']}** |"
+            f"{r['errors']} | **{r['asks_per_s']}** | {r['latency_ms_p50']} | **{r['latency_ms_p95']}** | "
+            f"{r.get('load_avg_1m', '')} |"
         )
     return [*lines, ""]
 
