@@ -76,6 +76,10 @@ class Layout:
         finally:
             temp.unlink(missing_ok=True)
 
+    def recorded_instance_id(self, name: str) -> str | None:
+        """The instance id on disk now, without making one (None for a knowledge base deleted meanwhile)."""
+        return _read_instance_id(self.kb_instance_file(name))
+
     def kb_display_name(self, name: str) -> str | None:
         """The display name recorded for the knowledge base `name` (its id), or None (one made before them)."""
         value = _read_meta(self.kb_instance_file(name)).get("display_name")

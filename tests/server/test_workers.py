@@ -132,6 +132,16 @@ def test_two_workers_share_rate_limits_cache_documents_and_conversations(redis_u
         alone = b.post("/v1/kb/kb/ask", json={**ask, "question": follow_up, "conversation_id": "c2"}).json()
         assert "Enterprise" not in _standalone(b, alone["trace_id"]), "without that turn nothing says which plan"
 
+        # Deleted and created again through A: B serves the new knowledge base, not the copy it had open.
+        assert a.delete("/v1/kb/kb").status_code == 204
+        assert a.post("/v1/kb", json={"name": "kb"}).status_code == 201
+        assert a.post("/v1/kb/kb/documents", files={"file": ("faq.md", FAQ.encode())}).status_code == 201
+        texts = [
+            h["text"] for h in b.post("/v1/kb/kb/search", json={"query": "Enterprise plan", "k": 5}).json()["hits"]
+        ]
+        assert texts
+        assert not any("Enterprise" in t for t in texts), "nothing of the deleted knowledge base is served"
+
         # One window for the key across both workers: PER_MINUTE requests in all pass, not PER_MINUTE each.
         codes = []
         for i in range(PER_MINUTE + 10):

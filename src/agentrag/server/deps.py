@@ -51,6 +51,11 @@ class Service:
     def kb(self, kb_id: str) -> KnowledgeBase:
         """The open knowledge base `kb_id` (an id, as `resolve` gives)."""
         with self._lock:
+            held = self._kbs.get(kb_id)
+            if held is not None and held.instance_id != self.layout.recorded_instance_id(kb_id):
+                # Deleted and created again by another worker: the copy open here is the old one's. Dropped,
+                # not closed: a request still using it finishes on it.
+                del self._kbs[kb_id]
             if kb_id not in self._kbs:
                 self._kbs[kb_id] = KnowledgeBase.open(
                     kb_id, settings=self.settings, create=False, embedder=self.embedder
