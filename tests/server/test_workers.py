@@ -183,6 +183,11 @@ def test_workers_without_redis_are_refused_naming_the_setting(tmp_path: Path) ->
     assert "needs Redis" in missing.stderr
     assert "redis_url" in missing.stderr
     assert "AGENTRAG_REDIS_URL" in missing.stderr
+    from_settings = subprocess.run(
+        command[:-2], env={**env, "AGENTRAG_SERVER__WORKERS": "2"}, capture_output=True, text=True, timeout=60
+    )
+    assert from_settings.returncode == 2, "server.workers = 2 in the settings needs Redis as --workers 2 does"
+    assert "needs Redis" in from_settings.stderr
     dead = f"redis://127.0.0.1:{free_port()}/0"
     unreachable = subprocess.run(
         command, env={**env, "AGENTRAG_REDIS_URL": dead}, capture_output=True, text=True, timeout=60
