@@ -343,8 +343,9 @@ def main() -> None:
             ROOT / "benchmarks" / "choices.md",
             ROOT / "benchmarks" / "answers.md",
             ROOT / "benchmarks" / "mcp.md",
+            ROOT / "benchmarks" / "workers.md",  # issue 12: written by benchmarks/workers.py
         ],
-        help="hand-written sections appended as they are (default: how retrieval was chosen; issue 9's answers)",
+        help="sections appended as they are (default: how retrieval was chosen; issue 9's answers; MCP; workers)",
     )
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
     parser.add_argument("--answer-limit", type=int, default=None, help="first N queries for the answer runs")

@@ -95,9 +95,9 @@ class RedisCache:
         try:
             self._client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
         except ValueError as exc:
-            raise ConfigError(f"redis_url (AGENTRAG_REDIS_URL) {_redacted(url)!r}: {exc}") from exc
+            raise ConfigError(f"redis_url (AGENTRAG_REDIS_URL) {redacted_url(url)!r}: {exc}") from exc
         self._ttl = ttl_s
-        self._url = _redacted(url)
+        self._url = redacted_url(url)
         self._retry_s = retry_s
         self._down_since: float | None = None  # when the outage began; None while Redis answers
         self._next_try = 0.0
@@ -155,7 +155,7 @@ class RedisCache:
         self._call(lambda: self._client.set(key, value, ex=self._ttl))
 
 
-def _redacted(url: str) -> str:
+def redacted_url(url: str) -> str:
     """The URL without its password, for messages and logs."""
     parts = urlsplit(url)
     if parts.password is None:

@@ -74,3 +74,7 @@ class LLMUnavailable(LLMError):
 
 class LLMOutputError(LLMError):
     """The model's structured output stayed invalid after one repair attempt."""
+
+
+class Busy(AgentragError):
+    """Another request held the same lock (a conversation, an upload's name) for longer than the wait allowed."""

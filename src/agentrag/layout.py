@@ -12,6 +12,7 @@
       uploads/<kb>/                 files uploaded through the service
       keys.sqlite                   API keys (hashes only)
       memory.sqlite                 long-term memory: what users said about themselves
+      locks/<hash>.lock             conversation locks between processes on this host (when no Redis is set)
 
 Nothing else builds these paths.
 """
@@ -75,6 +76,10 @@ class Layout:
         finally:
             temp.unlink(missing_ok=True)
 
+    def recorded_instance_id(self, name: str) -> str | None:
+        """The instance id on disk now, without making one (None for a knowledge base deleted meanwhile)."""
+        return _read_instance_id(self.kb_instance_file(name))
+
     def kb_display_name(self, name: str) -> str | None:
         """The display name recorded for the knowledge base `name` (its id), or None (one made before them)."""
         value = _read_meta(self.kb_instance_file(name)).get("display_name")
@@ -122,6 +127,10 @@ class Layout:
     @property
     def memory_db(self) -> Path:
         return self.home / "memory.sqlite"
+
+    @property
+    def locks(self) -> Path:
+        return self.home / "locks"
 
     def knowledge_bases(self) -> list[str]:
         """Names of the knowledge bases in this data directory, sorted."""

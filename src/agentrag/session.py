@@ -18,12 +18,14 @@ A conversation named by id is loaded before the question and saved after it, one
 
 Conversations live in `Layout.conversations`: a key's as `<key_id>-<conversation_id>.json`, the local
 user's under the bare name (`<conversation_id>.json`, as `agentrag chat --conversation` always kept them).
+The one-question-at-a-time lock holds across processes (`agentrag.locks`: Redis when `redis_url` is set, a
+file lock otherwise), so two workers, or the service and `agentrag chat`, never lose each other's turns.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from agentrag.agent.facts import Fact, FactStore
@@ -32,6 +34,7 @@ from agentrag.embed.base import Embedder
 from agentrag.errors import ConfigError
 from agentrag.kb import KnowledgeBase, shared_embedder
 from agentrag.layout import Layout
+from agentrag.locks import make_locks
 from agentrag.settings import Settings
 from agentrag.trace import TraceEvent
 from agentrag.types import Answer
@@ -45,10 +48,10 @@ class Sessions:
     """Owners' conversations and long-term memory in one data directory; safe to share between threads."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
-        self._conversations = ConversationStore(Layout(settings.home).conversations)
+        layout = Layout(settings.home)
+        self._conversations = ConversationStore(layout.conversations)
         self._facts = FactStore(settings.home, embedder or shared_embedder(settings.embedder))
-        self._lock = threading.Lock()
-        self._conversation_locks: dict[str, threading.Lock] = {}
+        self.locks = make_locks(settings.redis_url, layout.locks, settings.server.conversation_wait_s)
 
     # ------------------------------------------------------------------ answers
 
@@ -98,9 +101,8 @@ class Sessions:
         vector = kb.retriever.embed_query(question)
         return [f.text for f in self._facts.relevant(owner, vector)]
 
-    def _conversation_lock(self, owner: str, conversation_id: str) -> threading.Lock:
-        with self._lock:
-            return self._conversation_locks.setdefault(f"{owner}/{conversation_id}", threading.Lock())
+    def _conversation_lock(self, owner: str, conversation_id: str) -> AbstractContextManager[None]:
+        return self.locks.hold(f"conversation {owner}/{conversation_id}")
 
     # ------------------------------------------------------------------ conversations
 

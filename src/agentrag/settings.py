@@ -194,6 +194,10 @@ class ServerSettings(_Section):
     max_question_chars: int = Field(
         4000, ge=1, description="Longest question, search query context or chat message the service accepts (422)."
     )
+    workers: int = Field(1, ge=1, description="Worker processes of `agentrag serve`; over 1 needs redis_url.")
+    conversation_wait_s: float = Field(
+        300.0, gt=0, description="How long a question waits for an earlier one in the same conversation (409 after)."
+    )
 
 
 class StoreSettings(_Section):

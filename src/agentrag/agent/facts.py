@@ -54,7 +54,7 @@ class FactStore:
     def __init__(self, home: Path, embedder: Embedder) -> None:
         path = Layout(home).memory_db
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._con = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(
             "CREATE TABLE IF NOT EXISTS facts(fact_id TEXT PRIMARY KEY, owner TEXT NOT NULL, text TEXT NOT NULL, "
@@ -73,13 +73,29 @@ class FactStore:
                 continue
             vector = self._embedder.embed_passages([text])[0].astype(np.float32)
             fact = Fact(fact_id=secrets.token_hex(6), text=text, created_at=time.time())
-            with self._lock:
-                self._con.execute(
-                    "INSERT INTO facts VALUES(?,?,?,?,?)",
-                    (fact.fact_id, owner, text, vector.tobytes(), fact.created_at),
-                )
-            added.append(fact)
+            if self._insert_new(owner, fact, vector):
+                added.append(fact)
         return added
+
+    def _insert_new(self, owner: str, fact: Fact, vector: np.ndarray) -> bool:
+        """Insert unless the owner has the fact already, checked inside one write transaction: another
+        process remembering the same words at the same moment stores them once, not twice."""
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                known = self._con.execute(
+                    "SELECT 1 FROM facts WHERE owner=? AND text=? LIMIT 1", (owner, fact.text)
+                ).fetchone()
+                if known is None:
+                    self._con.execute(
+                        "INSERT INTO facts VALUES(?,?,?,?,?)",
+                        (fact.fact_id, owner, fact.text, vector.tobytes(), fact.created_at),
+                    )
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
+        return known is None
 
     def for_owner(self, owner: str) -> list[Fact]:
         with self._lock:

@@ -9,7 +9,9 @@ Conversations are plain JSON files in the data directory, so they survive a rest
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
 import time
 from pathlib import Path
 
@@ -129,6 +131,11 @@ class ConversationStore:
     def save(self, conversation: Conversation) -> None:
         path = self._path(conversation.conversation_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(conversation.model_dump(), ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+        # A temporary name of its own: two processes saving at once never write into each other's file, and
+        # the rename makes one whole version or the other the conversation, never a mix.
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            tmp.write_text(json.dumps(conversation.model_dump(), ensure_ascii=False), encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)

@@ -32,24 +32,34 @@ keys_app = typer.Typer(help="API keys for the HTTP service (`agentrag serve`).",
 def serve(
     host: Annotated[str | None, typer.Option("--host", help="Interface to listen on \\[default: 127.0.0.1].")] = None,
     port: Annotated[int | None, typer.Option("--port", help="Port \\[default: 8000].", min=1, max=65535)] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Worker processes on one port \\[default: server.workers, 1]; more than 1 needs Redis (redis_url).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Run the HTTP service: REST API, streaming answers, OpenAI-compatible chat, and the web page at /.
 
     Create a key first: agentrag keys create --admin
     """
-    import uvicorn
-
-    from agentrag.server.app import create_app
+    from agentrag.server.workers import check_workers, run
 
     settings = settings_for(home)
     host = host or settings.server.host
     port = port or settings.server.port
+    workers = workers or settings.server.workers
+    check_workers(settings, workers)
+    processes = f", {workers} workers sharing Redis" if workers > 1 else ""
     err.print(
-        f"agentrag {__version__} serving {settings.home} on http://{host}:{port} (web page at /, API docs at /docs)"
+        f"agentrag {__version__} serving {settings.home} on http://{host}:{port}{processes} "
+        "(web page at /, API docs at /docs)"
     )
     model_free_notice(settings, False)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    run(settings, host, port, workers)
 
 
 def _keys(home: Path | None) -> KeyStore:

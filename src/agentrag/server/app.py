@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
 from agentrag import __version__, telemetry
-from agentrag.errors import AgentragError, DocumentNotFound
+from agentrag.errors import AgentragError, Busy, DocumentNotFound
 from agentrag.kb import KnowledgeBaseNameTaken
 from agentrag.server import access_log, mcp_mount
 from agentrag.server.deps import Service
@@ -66,6 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.service = service
     app.add_exception_handler(AgentragError, _agentrag_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Busy, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
     app.add_middleware(BodyLimit, limit_for=_body_limits(settings))
     app.add_middleware(SecurityHeaders)  # outermost: the 413s carry the headers too
@@ -90,6 +91,11 @@ def create_app_from_environment() -> FastAPI:
 def _agentrag_error(request: Request, exc: AgentragError) -> JSONResponse:
     status = 404 if isinstance(exc, DocumentNotFound) else 409 if isinstance(exc, KnowledgeBaseNameTaken) else 422
     return JSONResponse({"detail": str(exc)}, status_code=status)
+
+
+def _busy(request: Request, exc: Busy) -> JSONResponse:
+    """409: another request (on this worker or another) held the conversation or the upload's name too long."""
+    return JSONResponse({"detail": str(exc)}, status_code=409, headers={"Retry-After": "5"})
 
 
 def _body_limits(settings: Settings) -> Callable[[Scope], tuple[int, str]]:

@@ -4,6 +4,7 @@ dependencies that authenticate a request and find the knowledge bases its key ma
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -28,18 +29,17 @@ class Service:
         self.layout = Layout(settings.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.keys = KeyStore(self.home)
-        self.limiter = RateLimiter(settings.server.requests_per_minute)
+        self.limiter = RateLimiter(settings.server.requests_per_minute, settings.redis_url)
         self.embedder = shared_embedder(settings.embedder)
         self.sessions = Sessions(settings, self.embedder)
         self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
-        # Striped: uploads of one name take turns (no two both "added"), others rarely wait on each other.
-        self._upload_locks = [threading.Lock() for _ in range(64)]
         self.closed = False
 
-    def upload_lock(self, name_key: str) -> threading.Lock:
-        """The lock for uploads sent under one name (`uploads.name_key`, hex)."""
-        return self._upload_locks[int(name_key, 16) % len(self._upload_locks)]
+    def upload_lock(self, name_key: str) -> AbstractContextManager[None]:
+        """The lock for uploads sent under one name (`uploads.name_key`, hex): they take turns (no two both
+        "added"), in this process and in every other worker (`Sessions.locks`: Redis, else a file lock)."""
+        return self.sessions.locks.hold(f"upload {name_key}")
 
     def knowledge_bases(self) -> list[str]:
         return list_knowledge_bases(self.home)
@@ -51,6 +51,11 @@ class Service:
     def kb(self, kb_id: str) -> KnowledgeBase:
         """The open knowledge base `kb_id` (an id, as `resolve` gives)."""
         with self._lock:
+            held = self._kbs.get(kb_id)
+            if held is not None and held.instance_id != self.layout.recorded_instance_id(kb_id):
+                # Deleted and created again by another worker: the copy open here is the old one's. Dropped,
+                # not closed: a request still using it finishes on it.
+                del self._kbs[kb_id]
             if kb_id not in self._kbs:
                 self._kbs[kb_id] = KnowledgeBase.open(
                     kb_id, settings=self.settings, create=False, embedder=self.embedder
@@ -59,7 +64,7 @@ class Service:
 
     def create(self, name: str, display_name: str | None = None) -> KnowledgeBase:
         """Create (or open) the knowledge base `name`; one at a time, so display names stay unique."""
-        with self._lock:
+        with self._lock, self.sessions.locks.hold("knowledge base names"):  # another worker may be creating too
             kb_id = resolve_kb(self.home, name)
             if kb_id in self._kbs:  # open already: only its display name may need recording (or refusing)
                 claim_display_name(self.layout, kb_id, display_name or name, explicit=display_name is not None)

@@ -57,7 +57,7 @@ class KeyStore:
     def __init__(self, home: Path) -> None:
         path = Layout(home).keys_db
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._con = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(_SCHEMA)
         self._lock = threading.Lock()
@@ -90,9 +90,17 @@ class KeyStore:
     def revoke_kb(self, kb: str) -> None:
         """Forget a deleted knowledge base in every key, so a new one of the same name starts private."""
         with self._lock:
-            for key_id, raw in self._con.execute("SELECT key_id, kbs FROM api_keys").fetchall():
-                kbs = [k for k in json.loads(raw) if k != kb]
-                self._con.execute("UPDATE api_keys SET kbs=? WHERE key_id=?", (json.dumps(kbs), key_id))
+            # One write transaction: another process revoking another knowledge base at the same moment
+            # must not write back a list read before this change (and so give the deleted one back).
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                for key_id, raw in self._con.execute("SELECT key_id, kbs FROM api_keys").fetchall():
+                    kbs = [k for k in json.loads(raw) if k != kb]
+                    self._con.execute("UPDATE api_keys SET kbs=? WHERE key_id=?", (json.dumps(kbs), key_id))
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
 
     def list(self) -> list[tuple[ApiKey, float]]:
         """Every key (never its secret) with its creation time, oldest first."""

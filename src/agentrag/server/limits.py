@@ -1,36 +1,72 @@
-"""What bounds a request: a token bucket per API key, refilled continuously; a body size counted as the
-bytes arrive; the length of a question or a message."""
+"""What bounds a request: a moving window of requests per API key (the `limits` package: in Redis when
+`redis_url` is set, so every worker counts against the same window; in memory for one process); a body
+size counted as the bytes arrive; the length of a question or a message."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import threading
+import logging
 import time
 from collections.abc import Callable
 
 from fastapi import HTTPException
+from limits import RateLimitItemPerMinute
+from limits.errors import StorageError
+from limits.storage import MemoryStorage, RedisStorage
+from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentrag.cache import redacted_url
+from agentrag.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 class RateLimiter:
-    def __init__(self, per_minute: int) -> None:
-        self.capacity = float(max(1, per_minute))
-        self.rate = self.capacity / 60.0  # tokens per second
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
-        self._lock = threading.Lock()
+    """At most `per_minute` requests per key in any 60 seconds."""
+
+    def __init__(self, per_minute: int, redis_url: str | None = None) -> None:
+        self.item = RateLimitItemPerMinute(max(1, per_minute))
+        if redis_url:
+            try:
+                storage: MemoryStorage | RedisStorage = RedisStorage(
+                    redis_url,
+                    key_prefix="agentrag:limits",
+                    wrap_exceptions=True,
+                    socket_timeout=2.0,
+                    socket_connect_timeout=2.0,
+                )
+            except ValueError as exc:
+                raise ConfigError(f"redis_url (AGENTRAG_REDIS_URL) {redacted_url(redis_url)!r}: {exc}") from exc
+        else:
+            storage = MemoryStorage()
+        self.storage_name = f"redis ({redacted_url(redis_url)})" if redis_url else "memory"
+        self._limiter = MovingWindowRateLimiter(storage)
+        self._down = False
 
     def check(self, key: str) -> float:
-        """0 if the request may go ahead (and is counted), else the seconds until it may."""
-        now = time.monotonic()
-        with self._lock:
-            tokens, last = self._buckets.get(key, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - last) * self.rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+        """0 if the request may go ahead (and is counted), else the seconds until it may.
+
+        While Redis is unreachable requests go ahead uncounted (one warning says so): an outage of the shared
+        store costs the limit, not the service, as it costs the cache."""
+        try:
+            if self._limiter.hit(self.item, key):
+                self._recovered()
                 return 0.0
-            self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            reset, _ = self._limiter.get_window_stats(self.item, key)
+        except StorageError as exc:  # raised by the Redis storage only (wrap_exceptions)
+            if not self._down:
+                self._down = True
+                log.warning("rate limits are off: their store %s is unreachable (%s)", self.storage_name, exc)
+            return 0.0
+        self._recovered()
+        return max(reset - time.time(), 0.001)
+
+    def _recovered(self) -> None:
+        if self._down:
+            self._down = False
+            log.info("rate limits are back on: %s answers again", self.storage_name)
 
 
 class BodyTooLarge(Exception):
