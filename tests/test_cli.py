@@ -323,7 +323,11 @@ def test_ask_and_chat_take_budget_overrides(tmp_path: Path) -> None:
     code, output = run(*ask)
     assert code == 0, output
     assert json.loads(output)["usage"]["retrieval_calls"] > 1
-    for flags in (("--max-searches", "1"), ("--budget", "max_retrieval_calls=1")):
+    for flags in (
+        ("--max-searches", "1"),
+        ("--budget", "max_retrieval_calls=1"),
+        ("--budget", "max_retrieval_calls=1", "--budget", "context_split.history=0.3"),
+    ):
         code, output = run(*ask, *flags)
         assert code == 0, output
         assert json.loads(output)["usage"]["retrieval_calls"] == 1, flags
@@ -342,6 +346,9 @@ def test_bad_budget_overrides_are_one_line_errors_naming_the_key(tmp_path: Path)
         (("--budget", "max_tokens"), "--budget"),
         (("--max-seconds", "0"), "--max-seconds"),
         (("--max-searches", "1", "--budget", "max_retrieval_calls=2"), "max_retrieval_calls"),
+        (("--budget", "context_split.histroy=0.2"), "histroy"),
+        (("--budget", "context_split.history=2"), "context_split.history"),
+        (("--budget", "max_rounds.history=2"), "max_rounds"),
     ]
     for flags, named in cases:
         for command in (("ask", COMPARISON), ("chat",)):

@@ -249,3 +249,17 @@ def test_budget_presets_and_overrides() -> None:
     tracker.spend_retrieval(2)
     assert not tracker.can_retrieve()
     assert tracker.exhausted() == "retrieval calls (2)"
+
+
+def test_a_nested_budget_override_changes_only_the_inner_field_given() -> None:
+    from agentrag.agent.budget_overrides import check_overrides, nest_dotted
+
+    preset = load_preset("fast")
+    overrides = check_overrides(nest_dotted({"context_split.history": "0.3", "max_rounds": "1"}))
+    assert overrides == {"context_split": {"history": 0.3}, "max_rounds": 1}
+    budget = load_preset("fast", overrides)
+    assert budget.context_split.history == 0.3
+    assert budget.context_split.evidence == preset.context_split.evidence
+    assert budget.max_rounds == 1
+    with pytest.raises(ConfigError, match="histroy"):
+        check_overrides({"context_split": {"histroy": 0.3}})

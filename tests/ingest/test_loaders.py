@@ -7,7 +7,6 @@ import io
 import json
 import logging
 import random
-import time
 import zipfile
 from pathlib import Path
 
@@ -556,18 +555,16 @@ def test_jsonl_bad_line_is_named(tmp_path: Path, line: str, reason: str) -> None
     assert str(error).startswith(f"{path}: line 3: ")
 
 
-def test_jsonl_five_thousand_records_load_fast(tmp_path: Path) -> None:
+def test_jsonl_five_thousand_records_all_load_in_order(tmp_path: Path) -> None:
+    # How fast is measured by the ingest benchmarks, not here (a timed test fails on a busy machine).
     path = tmp_path / "big.jsonl"
     with path.open("w", encoding="utf-8") as out:
         for i in range(5000):
             text = f"Passage {i} talks about topic {i % 97} in some detail. " * 8
             out.write(json.dumps({"_id": f"doc-{i}", "title": f"Title {i}", "text": text}) + "\n")
-    started = time.perf_counter()
     docs = load_path(path, LIMIT)
-    elapsed = time.perf_counter() - started
-    assert len(docs) == 5000
-    assert docs[-1].doc_id == "doc-4999"
-    assert elapsed < 1.5, f"5,000 records took {elapsed:.2f}s"
+    assert [d.doc_id for d in docs] == [f"doc-{i}" for i in range(5000)]
+    assert docs[-1].title == "Title 4999"
 
 
 # ---------------------------------------------------------------------------------------------- dispatcher

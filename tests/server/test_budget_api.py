@@ -42,6 +42,7 @@ def test_ask_takes_a_budget(client: httpx.Client) -> None:
         ({"max_llm_calls": -1}, "max_llm_calls"),
         ({"max_seconds": "soon"}, "max_seconds"),
         ({"context_split": {"history": 2}}, "context_split.history"),
+        ({"context_split": {"histroy": 0.2}}, "histroy"),
     ],
 )
 def test_a_bad_budget_is_a_422_naming_the_field(client: httpx.Client, budget: dict[str, object], named: str) -> None:

@@ -58,6 +58,15 @@ class StepTimeout(AgentragError, TimeoutError):
     """A search (or its query embedding) did not finish within the tool timeout the budget left it."""
 
 
+def _merged(preset: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The preset's fields with the overrides applied field by field, the inner fields of a nested one too."""
+    out = dict(preset)
+    for key, value in overrides.items():
+        base = out.get(key)
+        out[key] = {**base, **value} if isinstance(value, dict) and isinstance(base, dict) else value
+    return out
+
+
 def load_preset(name: Preset | str, overrides: dict[str, Any] | None = None) -> Budget:
     """The named preset (`agentrag/presets/<name>.toml`) with `overrides` applied field by field."""
     try:
@@ -66,7 +75,7 @@ def load_preset(name: Preset | str, overrides: dict[str, Any] | None = None) -> 
         raise ConfigError(f"unknown preset {name!r} (choose one of: {', '.join(Preset)})") from None
     data = tomllib.loads((files("agentrag") / "presets" / f"{preset.value}.toml").read_text(encoding="utf-8"))
     try:
-        return Budget(**{**data, **(overrides or {})})
+        return Budget(**_merged(data, overrides or {}))
     except ValueError as exc:
         raise ConfigError(f"budget overrides for preset {name!r}: {exc}") from exc
 

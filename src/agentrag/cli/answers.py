@@ -64,7 +64,8 @@ BudgetPairs = Annotated[
     typer.Option(
         "--budget",
         metavar="KEY=VALUE",
-        help="Override any budget field of the preset, e.g. --budget max_tokens=8000 (repeatable).",
+        help="Override any budget field of the preset, e.g. --budget max_tokens=8000 or a nested one, "
+        "--budget context_split.history=0.2 (repeatable).",
     ),
 ]
 
@@ -77,9 +78,9 @@ def budget_overrides(
     k: int | None = None,
 ) -> dict[str, Any] | None:
     """The budget overrides given on the command line, checked against the budget model (errors name the flag)."""
-    from agentrag.agent.budget_overrides import check_overrides
+    from agentrag.agent.budget_overrides import check_overrides, nest_dotted
 
-    overrides: dict[str, Any] = dict(parse_pairs(pairs or [], "--budget"))
+    overrides: dict[str, Any] = nest_dotted(parse_pairs(pairs or [], "--budget"))
     flags = dict(zip(BUDGET_FLAGS, (max_searches, max_llm_calls, max_seconds, k), strict=True))
     for flag, value in flags.items():
         if value is None:
