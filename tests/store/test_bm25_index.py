@@ -46,11 +46,12 @@ def store(tmp_path: Path) -> SQLiteStore:
 def test_scores_and_order_equal_fts5_in_both_languages_and_title_weights(store: SQLiteStore) -> None:
     rng = random.Random(1)
     for _ in range(60):
-        tokens = rng.sample(WORDS, rng.randint(1, 5)) + ["unseenword"]
+        tokens = [*rng.sample(WORDS, rng.randint(1, 5)), "unseenword"]
         tokens += tokens[:1]  # a repeated token counts twice, as a repeated FTS5 phrase does
         for tw in (2.0, 1.0, 0.0):
             assert_same(store.search_bm25(tokens, 10, title_weight=tw), fts5(store, tokens, 10, tw=tw))
-    assert_same(store.search_bm25(tokenize_query("北京大学的索引"), 10), fts5(store, tokenize_query("北京大学的索引"), 10))
+    chinese = tokenize_query("北京大学的索引")
+    assert_same(store.search_bm25(chinese, 10), fts5(store, chinese, 10))
     assert store.search_bm25(["unseenword"], 10) == []
 
 

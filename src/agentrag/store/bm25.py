@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -191,7 +192,7 @@ class Bm25Index:
         allowed: npt.NDArray[np.int64] | None,
     ) -> list[tuple[int, float]]:
         all_keys: list[npt.NDArray[np.int64]] = []
-        all_scores: list[npt.NDArray[np.float64]] = []
+        all_scores: list[npt.NDArray[Any]] = []
         for i in sorted({i for i, _, _ in parts}):
             rows = np.concatenate([r for j, r, _ in parts if j == i])
             contrib = np.concatenate([c for j, _, c in parts if j == i])

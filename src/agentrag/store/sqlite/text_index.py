@@ -14,7 +14,6 @@ import logging
 import shutil
 import sqlite3
 from pathlib import Path
-
 from typing import Any
 
 import numpy as np
