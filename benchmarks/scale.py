@@ -64,7 +64,7 @@ def embed(texts: list[str], projection: np.ndarray) -> np.ndarray:
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     if ids:
         rows = projection[np.asarray(ids)]
-        bounds = np.asarray(starts + [len(ids)])
+        bounds = np.asarray([*starts, len(ids)])
         nonempty = np.flatnonzero(np.diff(bounds) > 0)
         out[nonempty] = np.add.reduceat(rows, bounds[nonempty], axis=0)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -239,7 +239,9 @@ def _peers(con: Any, keys: list[int], vectors: np.ndarray, workdir: Path) -> dic
 
     from agentrag.store.bm25 import fts5_tokens
 
-    rows = [(int(k), fts5_tokens(t), fts5_tokens(b)) for k, t, b in con.execute("SELECT rowid, title, body FROM chunks_fts")]
+    rows = [
+        (int(k), fts5_tokens(t), fts5_tokens(b)) for k, t, b in con.execute("SELECT rowid, title, body FROM chunks_fts")
+    ]
     built: dict[str, Any] = {"build_s": {}}
     started = time.perf_counter()
     builder = tantivy.SchemaBuilder()
@@ -276,7 +278,7 @@ def _peers(con: Any, keys: list[int], vectors: np.ndarray, workdir: Path) -> dic
 def _tantivy_search(built: Any, terms: list[str], k: int) -> list[Any]:
     import tantivy
 
-    index, searcher, schema = built
+    _, searcher, schema = built
     clauses = []
     for term in dict.fromkeys(terms):
         clauses.append((tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", term)))
@@ -378,7 +380,7 @@ def report(rows: list[dict[str, Any]], command: str) -> str:
         lines.append(f"| {row['chunks']:,} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "| chunks | ingest chunks/s | open s | first search s | RSS MB (agentrag, after the searches) | disk MB | peer build s |",
+        "| chunks | ingest chunks/s | open s | first search s | RSS MB (agentrag) | disk MB | peer build s |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -419,7 +421,12 @@ def main() -> None:
             # One BLAS thread in the measuring process, as agentrag sets it where the store starts (issue 14,
             # item 3): on this shared machine a multi-threaded scan of a small matrix spins for milliseconds.
             threads = str(args.blas_threads)
-            env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+            env = {
+                **os.environ,
+                "OPENBLAS_NUM_THREADS": threads,
+                "OMP_NUM_THREADS": threads,
+                "MKL_NUM_THREADS": threads,
+            }
             measured = subprocess.run(
                 cmd + (["--no-peers"] if args.no_peers else []), check=True, capture_output=True, text=True, env=env
             )
