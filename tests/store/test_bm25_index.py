@@ -109,6 +109,26 @@ def test_the_saved_index_is_reused_merged_on_optimize_and_rebuilt_if_damaged(
     assert "damaged BM25 index" in caplog.text
 
 
+def test_a_small_change_to_a_large_index_is_replayed_not_rewritten(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentrag.store.sqlite import text_index
+
+    monkeypatch.setattr(text_index, "MERGE_ALWAYS_BELOW", 0)  # treat this index as a large one
+    store.search_bm25(["alpha"], 5)
+    saved = f"bm25-g{store.generation}"
+    store.delete_document("d7")
+    put(store, "fresh", ["alpha alpha river"])
+    store.optimize()
+    kb = store.path.parent
+    assert [p.name for p in kb.glob("bm25-g*")] == [saved]  # the saved postings were not rewritten
+    reopened = SQLiteStore(store.path)  # a new process replays the two changes from the change log
+    got = reopened.search_bm25(["alpha", "river"], 200)
+    assert_same(got, fts5(reopened, ["alpha", "river"], 200))
+    assert {c.doc_id for c in reopened.get_chunks([k for k, _ in got])} >= {"fresh"}
+    assert "d7" not in {c.doc_id for c in reopened.get_chunks([k for k, _ in got])}
+
+
 def test_an_index_file_ahead_of_the_database_is_ignored(store: SQLiteStore) -> None:
     store.search_bm25(["alpha"], 5)
     kb = store.path.parent

@@ -26,6 +26,8 @@ from agentrag.types import SearchFilter
 
 log = logging.getLogger(__name__)
 _PREFIX = "bm25-g"
+MERGE_ALWAYS_BELOW = 20_000  # rows: an index this small is merged and saved after every change
+MERGE_ROWS = 5_000  # changed rows that are worth rewriting a large index
 
 
 def search_fts5(
@@ -95,8 +97,15 @@ class TextIndex:
         return self._index
 
     def persist(self) -> None:
-        """Merge the recent changes into the saved index and write it at the current generation."""
+        """Merge the recent changes into the saved index and write it at the current generation: always for a
+        small index (milliseconds), and for a large one once the changes are worth rewriting it (a twentieth of
+        its rows, or `MERGE_ROWS`), so deleting one document does not rewrite a million chunks' postings;
+        smaller changes are replayed from the change log when a store opens."""
         if self._main is None or self._recent is None or self._main_generation == self._generation:
+            return
+        changed = len(self._recent) + (0 if self._live is None else int((~self._live).sum()))
+        rows = len(self._main)
+        if rows >= MERGE_ALWAYS_BELOW and changed * 20 < rows and changed < MERGE_ROWS:
             return
         self._main = merge(self._main, self._live, self._recent)
         self._main_generation = self._generation
