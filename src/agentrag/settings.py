@@ -212,6 +212,11 @@ class StoreSettings(_Section):
     )
     lock_retries: int = Field(3, ge=0, description="Waits repeated, with backoff, before a locked write is reported.")
     lock_backoff_s: float = Field(0.5, ge=0, description="Pause before the first repeat; doubled for each next one.")
+    bm25_index: bool = Field(
+        True,
+        description="Rank BM25 with the inverted index saved beside the database (same scores as FTS5, in time "
+        "that does not grow with every matching row); false ranks with FTS5 itself.",
+    )
 
 
 class Settings(BaseSettings):

@@ -27,14 +27,11 @@ from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
 from agentrag.store.sqlite.connection import begin_immediate, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
-from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
+from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
+from agentrag.store.sqlite.text_index import TextIndex, query_terms, search_fts5
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
-
-
-def _fts_query(tokens: list[str]) -> str:
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
 
 
 class SQLiteStore:
@@ -64,6 +61,7 @@ class SQLiteStore:
         # document.
         self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
+        self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -278,18 +276,16 @@ class SQLiteStore:
     ) -> ChannelResult:
         if not tokens:
             return []
-        sql = "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
-        args: list[Any] = [title_weight, _fts_query(tokens)]
-        if flt is not None and not flt.is_empty():
-            allowed_sql, filter_args = filter_sql(flt)
-            sql += f" AND rowid IN ({allowed_sql})"
-            args.extend(filter_args)
-        sql += " ORDER BY s LIMIT ?"
-        args.append(k)
+        terms = query_terms(tokens) if self._text_index is not None else None
+        if terms is not None and self._text_index is not None:
+            with self._read_lock:
+                index = self._text_index.index(self._read_con)
+                allowed = allowed_keys(self._read_con, flt)
+            if allowed is not None and len(allowed) == 0:
+                return []
+            return index.search(terms, k, title_weight, allowed)
         with self._read_lock:
-            rows = self._read_con.execute(sql, args).fetchall()
-        # FTS5's bm25() is negative (lower is better); flip it so every channel is higher-is-better.
-        return [(int(key), -float(score)) for key, score in rows]
+            return search_fts5(self._read_con, tokens, k, flt, title_weight)
 
     def search_dense(self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None) -> ChannelResult:
         with self._lock:
@@ -313,6 +309,10 @@ class SQLiteStore:
         generation, so searches and the next open stay fast."""
         with self._lock:
             self._derived.optimize()
+        if self._text_index is not None:
+            with self._read_lock:
+                self._text_index.index(self._read_con)
+                self._text_index.persist()
 
     # ------------------------------------------------------------------ chunk lookups
 
