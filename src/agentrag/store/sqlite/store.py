@@ -14,8 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
-from agentrag.store.sqlite.connection import begin_immediate, connect, unreadable
+from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
@@ -49,6 +48,8 @@ class SQLiteStore:
             self._con = connect(self.path, self._settings)
         except sqlite3.DatabaseError as exc:
             raise unreadable(exc, self.path) from exc
+        self._writer = Writer(self._con, self._lock, self._settings, self.path)
+        self._write = self._writer.write
         try:
             if needs_prepare(self._con, self.path):  # a store in use opens without taking the write lock
                 with self._write() as con:
@@ -67,16 +68,8 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ transactions and meta
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            begin_immediate(self._con, self._settings, self.path)
-            try:
-                yield self._con
-            except BaseException:
-                self._con.execute("ROLLBACK")
-                raise
-            self._con.execute("COMMIT")
+    def batch(self) -> AbstractContextManager[None]:
+        return self._writer.batch()
 
     def _meta(self, key: str) -> str | None:
         return read_meta(self._con, key)
