@@ -55,9 +55,14 @@ def test_a_bad_document_in_a_batch_rolls_back_alone(store: SQLiteStore) -> None:
 
 def test_a_batch_that_raises_commits_nothing(store: SQLiteStore) -> None:
     put(store, "kept", ["kept"])
-    with pytest.raises(RuntimeError), store.batch():
-        put(store, "a", ["alpha"])
-        raise RuntimeError("interrupted")
+
+    def interrupted() -> None:
+        with store.batch():
+            put(store, "a", ["alpha"])
+            raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        interrupted()
     assert [d.doc_id for d in store.list_documents()] == ["kept"]
     assert counts(store) == (1, 1, 1, 1)
     put(store, "b", ["beta"])  # the store still writes

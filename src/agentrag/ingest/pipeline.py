@@ -34,7 +34,7 @@ from agentrag.ingest.files import (
     regular_file,
     unsupported_type,
 )
-from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path
+from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path, stream_jsonl
 from agentrag.ingest.progress import ChunkCounter, ChunkProgress, ChunkProgressCallback
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
@@ -155,8 +155,8 @@ class IngestPipeline:
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
-            # A corpus file: every record is a document with its own id and hash.
-            for loaded in load_path(path, self.max_bytes, self.limits):
+            # A corpus file: every record is a document with its own id and hash; streamed, of any size.
+            for loaded in stream_jsonl(path, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 self._paths.present.add(doc_id)
