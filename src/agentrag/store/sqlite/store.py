@@ -28,7 +28,14 @@ from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys, filter_sql
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
-from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
+from agentrag.store.sqlite.schema import (
+    count_chunks,
+    needs_prepare,
+    prepare,
+    read_chunk_count,
+    read_generation,
+    read_meta,
+)
 from agentrag.threads import one_blas_thread
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
@@ -61,7 +68,9 @@ class SQLiteStore:
             if isinstance(exc, sqlite3.DatabaseError):
                 raise unreadable(exc, self.path) from exc
             raise
-        self._derived = DerivedIndexes(self._con, self.path.parent, self._settings.ann_threshold, self._write)
+        self._derived = DerivedIndexes(
+            self._con, self.path.parent, self._settings.ann_threshold, self._write, self._settings.ann_ef_search
+        )
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
         # document.
@@ -104,7 +113,7 @@ class SQLiteStore:
     def stats(self) -> StoreStats:
         with self._lock:
             docs = self._con.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-            chunks = self._con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            chunks = read_chunk_count(self._con)
             dim = self._meta("dim")
             size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
             return StoreStats(
@@ -158,6 +167,7 @@ class SQLiteStore:
         con.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])
         self._derived.text_written(len(keys))
         con.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))  # vectors go by cascade
+        count_chunks(con, -len(keys))
         con.executemany(
             "INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 0)", [(generation, k) for k in keys]
         )
@@ -195,6 +205,7 @@ class SQLiteStore:
                     (key, " ".join(item.title_tokens), " ".join(item.body_tokens)),
                 )
                 con.execute("INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", (generation, key))
+            count_chunks(con, len(chunks))
             self._derived.text_written(len(chunks))
 
     def _insert_document(self, con: sqlite3.Connection, document: Document, pipeline: str, n_chunks: int) -> None:
