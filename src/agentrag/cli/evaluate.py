@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
-from agentrag.types import IngestStatus
 from agentrag.vocab import Channel, Mode, Preset
+
+if TYPE_CHECKING:
+    from agentrag.types import IngestStatus
 
 
 class TaskChoice(StrEnum):
