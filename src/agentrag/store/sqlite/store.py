@@ -178,11 +178,11 @@ class SQLiteStore:
             self._delete_chunks(con, document.doc_id, generation)
             con.execute("DELETE FROM documents WHERE doc_id=?", (document.doc_id,))
             self._insert_document(con, document, pipeline, len(chunks))
-            for item in chunks:
-                c = item.chunk
-                cur = con.execute(
-                    "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, page_breaks, char_start, "
-                    "char_end, fingerprint) VALUES(?,?,?,?,?,?,?,?,?,?)",
+            # One statement per table for the whole document (executemany), not four per chunk.
+            con.executemany(
+                "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, page_breaks, char_start, "
+                "char_end, fingerprint) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                [
                     (
                         c.chunk_id,
                         document.doc_id,
@@ -194,17 +194,23 @@ class SQLiteStore:
                         c.char_start,
                         c.char_end,
                         c.fingerprint,
-                    ),
-                )
-                key = cur.lastrowid
-                con.execute(
-                    "INSERT INTO vectors VALUES(?, ?)", (key, np.asarray(item.vector, dtype=np.float32).tobytes())
-                )
-                con.execute(
-                    "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
-                    (key, " ".join(item.title_tokens), " ".join(item.body_tokens)),
-                )
-                con.execute("INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", (generation, key))
+                    )
+                    for c in (item.chunk for item in chunks)
+                ],
+            )
+            key_of = dict(con.execute("SELECT chunk_id, key FROM chunks WHERE doc_id=?", (document.doc_id,)))
+            keys = [key_of[item.chunk.chunk_id] for item in chunks]
+            con.executemany(
+                "INSERT INTO vectors VALUES(?, ?)",
+                [(k, np.asarray(i.vector, dtype=np.float32).tobytes()) for k, i in zip(keys, chunks, strict=True)],
+            )
+            con.executemany(
+                "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
+                [(k, " ".join(i.title_tokens), " ".join(i.body_tokens)) for k, i in zip(keys, chunks, strict=True)],
+            )
+            con.executemany(
+                "INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", [(generation, k) for k in keys]
+            )
             count_chunks(con, len(chunks))
             self._derived.text_written(len(chunks))
 
