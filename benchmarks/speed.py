@@ -10,7 +10,8 @@ spell of the shared machine hits both), with PYTHONPATH set to each version's `s
   ingest   chunks per second of `KnowledgeBase.ingest` of the set's first `--passages` passages (JSONL) with
            a free embedder (a vector per text from a hash of it: the pipeline's own cost, no model), after
            jieba's dictionary is loaded (once per process, not part of the throughput)
-Prints one JSON object (medians over rounds, and every round).
+Wall time and CPU time (user + system of the child) are both recorded: on a shared machine CPU time is the
+steadier of the two. Prints one JSON object (medians over rounds, and every round).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,7 +34,7 @@ QUESTION = "What does error E1042 mean?"
 
 # A worker run in the version under test: ingest with a free embedder, print chunks/s.
 INGEST_WORKER = r"""
-import json, sys, zlib
+import json, resource, sys, zlib
 from pathlib import Path
 import numpy as np
 from agentrag.kb import KnowledgeBase
@@ -50,22 +52,35 @@ class FreeEmbedder:
 corpus, home = Path(sys.argv[1]), Path(sys.argv[2])
 from agentrag.text.tokenize import tokenize
 tokenize("预热 warm up")  # jieba's dictionary loads once per process: not part of the throughput
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
 with KnowledgeBase.open("bench", settings=load_settings(home), embedder=FreeEmbedder()) as kb:
+    started = cpu()
     report = kb.ingest([corpus])
-print(json.dumps({"chunks": report.chunks, "seconds": report.seconds, "chunks_per_s": report.chunks / report.seconds}))
+    used = cpu() - started
+print(json.dumps({"chunks": report.chunks, "chunks_per_s": report.chunks / report.seconds,
+                  "chunks_per_cpu_s": report.chunks / used}))
 """
 
 
-def run(src: Path, args: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, str]:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(src: Path, args: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds, stdout) of one fresh interpreter."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTRAG_"))}
     env["PYTHONPATH"] = str(src)
     env.update(env_extra or {})
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu()
     done = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=1800)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"{src}: {' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return wall, done.stdout
+    return wall, cpu, done.stdout
 
 
 def main() -> None:
@@ -77,27 +92,30 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     versions = {"before": args.before.resolve(), "after": AFTER}
-    rounds: dict[str, dict[str, list[float]]] = {
-        v: {"help_s": [], "search_s": [], "ingest_chunks_per_s": []} for v in versions
-    }
+    measures = ("help_s", "help_cpu_s", "search_s", "search_cpu_s", "ingest_chunks_per_s", "ingest_chunks_per_cpu_s")
+    rounds: dict[str, dict[str, list[float]]] = {v: {m: [] for m in measures} for v in versions}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         lines = (args.dataset / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[: args.passages]
         corpus = root / "corpus.jsonl"
         corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        _, sample = run(AFTER, ["-m", "agentrag.cli", "sample"])
+        _, _, sample = run(AFTER, ["-m", "agentrag.cli", "sample"])
         for name, src in versions.items():  # each version's own sample knowledge base, ingested once
             run(src, ["-m", "agentrag.cli", "ingest", sample.strip(), "--home", str(root / f"sample-{name}")])
             run(src, ["-m", "agentrag.cli", "search", QUESTION, "--home", str(root / f"sample-{name}")])
         for r in range(args.rounds):
             for name, src in versions.items():
-                wall, _ = run(src, ["-m", "agentrag.cli", "--help"])
+                wall, cpu, _ = run(src, ["-m", "agentrag.cli", "--help"])
                 rounds[name]["help_s"].append(round(wall, 3))
-                wall, out = run(src, ["-m", "agentrag.cli", "search", QUESTION, "--home", str(root / f"sample-{name}")])
+                rounds[name]["help_cpu_s"].append(round(cpu, 3))
+                home = str(root / f"sample-{name}")
+                wall, cpu, out = run(src, ["-m", "agentrag.cli", "search", QUESTION, "--home", home])
                 assert "E1042" in out, out
                 rounds[name]["search_s"].append(round(wall, 3))
-                _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(root / f"ingest-{name}-{r}")])
+                rounds[name]["search_cpu_s"].append(round(cpu, 3))
+                _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(root / f"ingest-{name}-{r}")])
                 rounds[name]["ingest_chunks_per_s"].append(round(json.loads(out)["chunks_per_s"], 1))
+                rounds[name]["ingest_chunks_per_cpu_s"].append(round(json.loads(out)["chunks_per_cpu_s"], 1))
             print(
                 json.dumps({"round": r, **{n: {k: v[-1] for k, v in m.items()} for n, m in rounds.items()}}),
                 file=sys.stderr,
