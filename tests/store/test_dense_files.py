@@ -91,24 +91,29 @@ def test_small_changes_are_replayed_from_the_log_not_rewritten(tmp_path: Path, t
     assert files(path) == before, "nor does reading it"
 
 
-def test_many_changes_rewrite_the_file_at_the_new_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("threshold", "suffix"), [(1000, ".exact"), (5, ".usearch")])
+def test_many_changes_rewrite_the_file_at_the_new_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threshold: int, suffix: str
+) -> None:
     monkeypatch.setattr(derived, "_REPLAY_MIN", 5)
     path = tmp_path / "kb" / "store.sqlite"
-    store = open_store(path, 1000)
+    store = open_store(path, threshold)
     for i in range(20):
         put(store, f"d{i}", [f"text {i}"], seed=i)
     store.optimize()
     (first,) = files(path)
     for i in range(20, 40):
         put(store, f"d{i}", [f"text {i}"], seed=i)
+    store.delete_document("d7")
     store.optimize()
     (second,) = files(path)
     assert second != first
-    assert second == f"dense-g{store.generation}.exact"
+    assert second == f"dense-g{store.generation}{suffix}"
     store.close()
-    reopened = open_store(path, 1000)
+    reopened = open_store(path, threshold)
     assert docs_for(reopened, unit(3500), 1) == ["d35"]
-    assert len(reopened.search_dense(unit(1), 100)) == 40
+    assert "d7" not in docs_for(reopened, unit(700), 40)
+    assert len(reopened.search_dense(unit(1), 100)) == 39
 
 
 def test_the_chunk_count_is_kept_in_the_metadata(tmp_path: Path) -> None:

@@ -173,11 +173,8 @@ class UsearchIndex:
     def vectors(self, keys: list[int]) -> Matrix | None:
         return None  # f16 copies; the database holds the exact float32 vectors
 
-    def all_vectors(self) -> tuple[Keys, Matrix]:
-        """Every key held and its (f16-rounded) vector, to carry the index into a mutable copy."""
-        keys = np.asarray(self._index.keys, dtype=np.int64)
-        keys = keys[~np.isin(keys, np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden)))]
-        return keys, np.asarray(self._index.get(keys.astype(np.uint64)), dtype=np.float32)
+    def hidden_keys(self) -> Keys:
+        return np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden))
 
     def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
@@ -197,7 +194,7 @@ class UsearchIndex:
         keys = np.asarray(matches.keys, dtype=np.int64)
         scores = (1.0 - np.asarray(matches.distances)).astype(np.float32)
         if self._hidden:
-            keep = ~np.isin(keys, np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden)))
+            keep = ~np.isin(keys, self.hidden_keys())
             keys, scores = keys[keep], scores[keep]
         return keys[:k], scores[:k]
 

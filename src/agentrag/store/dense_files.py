@@ -52,12 +52,16 @@ def write_exact(path: Path, keys: Keys, matrix: Matrix) -> None:
     order = np.argsort(keys, kind="stable")
     keys = np.ascontiguousarray(keys[order], dtype="<i8")
     tmp = _temporary(path)
-    with tmp.open("wb") as out:
-        out.write(_HEADER.pack(_MAGIC, len(keys), matrix.shape[1] if matrix.ndim == 2 else 0))
-        out.write(keys.tobytes())
-        for start in range(0, len(order), 65536):  # rows in key order, a slice at a time
-            out.write(np.ascontiguousarray(matrix[order[start : start + 65536]], dtype="<f4").tobytes())
-    tmp.replace(path)
+    try:
+        with tmp.open("wb") as out:
+            out.write(_HEADER.pack(_MAGIC, len(keys), matrix.shape[1] if matrix.ndim == 2 else 0))
+            out.write(keys.tobytes())
+            for start in range(0, len(order), 65536):  # rows in key order, a slice at a time
+                out.write(np.ascontiguousarray(matrix[order[start : start + 65536]], dtype="<f4").tobytes())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class MappedExact:

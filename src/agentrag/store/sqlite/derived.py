@@ -147,7 +147,7 @@ class DerivedIndexes:
                 write_exact(path, keys, matrix)
             remove_others(self._directory, path)
             base = MappedExact.open(path, dim) if index.kind == "exact" else UsearchIndex.open(path, dim, self._ef)
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # a folder that cannot be written, a full disk
             log.debug("%s: dense index not saved (%s)", path, exc)
             return index
         return Layered(base, generation, dim)
@@ -156,9 +156,7 @@ class DerivedIndexes:
         """The saved graph loaded whole (not viewed), with the changes over it applied."""
         assert isinstance(index.base, UsearchIndex)
         mutable = UsearchIndex.open(file_for(self._directory, index.generation, "ann"), dim, self._ef, view=False)
-        keys, _ = index.base.all_vectors()
-        held = np.asarray(mutable._index.keys, dtype=np.int64)
-        mutable.remove(held[~np.isin(held, keys)])
+        mutable.remove(index.base.hidden_keys())
         more_keys, more = index.delta.all_vectors()
         mutable.add(more_keys, more)
         return mutable
