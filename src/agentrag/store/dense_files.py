@@ -176,6 +176,9 @@ class Layered:
         return keys[best], scores[best]
 
     def all_vectors(self) -> tuple[Keys, Matrix]:
+        """Every vector held exactly (over a mapped matrix only: an HNSW graph keeps f16 copies)."""
+        if not isinstance(self.base, MappedExact):
+            raise TypeError("an HNSW index is rewritten from its own file, not from its vectors")
         keys, matrix = self.base.all_vectors()
         more_keys, more = self.delta.all_vectors()
         return np.concatenate([keys, more_keys]), np.vstack([matrix, more]).astype(np.float32)
