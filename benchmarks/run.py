@@ -339,8 +339,13 @@ def main() -> None:
         "--extra",
         type=Path,
         nargs="*",
-        default=[ROOT / "benchmarks" / "choices.md", ROOT / "benchmarks" / "answers.md"],
-        help="hand-written sections appended as they are (default: how retrieval was chosen; issue 9's answers)",
+        default=[
+            ROOT / "benchmarks" / "choices.md",
+            ROOT / "benchmarks" / "answers.md",
+            ROOT / "benchmarks" / "speed.md",
+        ],
+        help="hand-written sections appended as they are (default: how retrieval was chosen; issue 9's answers; "
+        "issue 14's speed)",
     )
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
     parser.add_argument("--answer-limit", type=int, default=None, help="first N queries for the answer runs")
