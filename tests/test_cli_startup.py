@@ -33,12 +33,12 @@ with open(out, "w") as f:
 """
 
 
-def loaded_by(tmp_path: Path, *args: str) -> tuple[int, list[str], str]:
-    """(exit code, heavy modules loaded, stdout) of `agentrag ARGS` in a fresh interpreter without an LLM."""
+def loaded_by(tmp_path: Path, *args: str, watch: tuple[str, ...] = HEAVY) -> tuple[int, list[str], str]:
+    """(exit code, modules of `watch` loaded, stdout) of `agentrag ARGS` in a fresh interpreter without an LLM."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTRAG_LLM"))}
     result_file = tmp_path / "loaded.json"
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(result_file), ",".join(HEAVY), *args],
+        [sys.executable, "-c", PROBE, str(result_file), ",".join(watch), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -65,3 +65,20 @@ def test_a_model_free_ask_and_search_never_load_the_llm_sdk(tmp_path: Path) -> N
         assert code == 0, stdout
         assert "quota is exhausted" in stdout
         assert "openai" not in loaded, f"a model-free {command} imported the openai SDK"
+
+
+def test_help_loads_no_settings_models_and_docs_list_no_agent(tmp_path: Path) -> None:
+    """The settings (pydantic-settings: a third of a second) load for a command, not for its help; listing
+    documents needs the store, not the agent, the ingest pipeline (loaders), the tokenizer or an SDK."""
+    for args in (["--help"], ["ask", "--help"], ["search", "--help"], ["docs", "--help"]):
+        code, loaded, stdout = loaded_by(tmp_path, *args, watch=("pydantic_settings", "agentrag.settings"))
+        assert code == 0, (args, stdout)
+        assert loaded == [], f"agentrag {' '.join(args)} imported {loaded}"
+    home = tmp_path / "home"
+    write(tmp_path / "d" / "aurora.md", "# Aurora\n\nAurora is the search API.\n")
+    assert CliRunner().invoke(app, ["ingest", str(tmp_path / "d"), "--home", str(home)]).exit_code == 0
+    watch = ("openai", "jieba", "agentrag.agent.assistant", "agentrag.ingest.pipeline", "agentrag.ingest.loaders")
+    code, loaded, stdout = loaded_by(tmp_path, "docs", "list", "--home", str(home), watch=watch)
+    assert code == 0, stdout
+    assert "aurora.md" in stdout
+    assert loaded == [], f"agentrag docs list imported {loaded}"

@@ -25,23 +25,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.agent.assistant import Assistant
-from agentrag.agent.memory import Conversation
 from agentrag.cache import Cache, make_cache
 from agentrag.embed.base import Embedder, make_embedder
 from agentrag.errors import ConfigError, DocumentNotFound, KnowledgeBaseNotFound, StoreBusyError
-from agentrag.ingest.pipeline import ChunkProgressCallback, IngestPipeline, ProgressCallback
 from agentrag.layout import Layout
 from agentrag.rerank.base import make_reranker
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import EmbedderSettings, Settings, load_settings
 from agentrag.store.base import DocumentPage, DocumentQuery, Store, StoreStats, make_store
-from agentrag.trace import TraceEvent
 from agentrag.types import Answer, Channel, Chunk, Document, Hit, IngestReport, SearchFilter
 from agentrag.vocab import Mode, Preset
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the agent and the ingest pipeline load when a question is asked or files are ingested
+    from agentrag.agent.assistant import Assistant
+    from agentrag.agent.memory import Conversation
+    from agentrag.ingest.pipeline import ChunkProgressCallback, ProgressCallback
     from agentrag.llm.client import LLMClient
+    from agentrag.trace import TraceEvent
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_DISPLAY_NAME = 100
@@ -238,6 +238,8 @@ class KnowledgeBase:
         `progress` hears of each file as it ends (files of a folder with a type that is not ingested: skipped);
         `on_chunks` of the chunks embedded so far, after each embedding call (`ChunkProgress`)."""
         self._bind()
+        from agentrag.ingest.pipeline import IngestPipeline
+
         pipeline = IngestPipeline(self.store, self.embedder, self.settings)
         report = pipeline.ingest([Path(p) for p in paths], tags, progress, source_root, sync=sync, on_chunks=on_chunks)
         try:
@@ -304,6 +306,8 @@ class KnowledgeBase:
 
     def _make_assistant(self, retriever: Retriever, llm: LLMClient | None) -> Assistant:
         layout = Layout(self.settings.home)
+        from agentrag.agent.assistant import Assistant
+
         return Assistant(
             retriever,
             llm,

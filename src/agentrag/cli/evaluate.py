@@ -12,11 +12,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
 from agentrag.errors import ConfigError
-from agentrag.types import IngestStatus
 from agentrag.vocab import Channel, ExportFormat, Mode, Preset
 
 if TYPE_CHECKING:
     from agentrag.eval.runner import EvalRun
+    from agentrag.types import IngestStatus
 
 
 class TaskChoice(StrEnum):

@@ -32,12 +32,10 @@ from agentrag.cli.common import (
     out,
     parse_pairs,
 )
-from agentrag.ingest.files import discover, display
-from agentrag.ingest.loaders.common import pages_phrase
-from agentrag.types import IngestReport, IngestStatus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the loaders (HTML, Markdown parsers) and the models load when files are ingested
     from agentrag.ingest.pipeline import ChunkProgress
+    from agentrag.types import IngestReport, IngestStatus
 
 EXIT_STRICT = 3  # `--strict`: the batch finished, and some file failed
 
@@ -94,6 +92,8 @@ class IngestDisplay:
                 self._note(f"[yellow]-[/] {escape(item.path)}: skipped: {escape(item.error or '')}")
         elif item.unreadable_pages:
             self.partial.append(item)
+            from agentrag.ingest.loaders.common import pages_phrase
+
             pages = pages_phrase(item.unreadable_pages)
             self._note(f"[yellow]![/] {escape(item.path)}: {item.status}, {pages} unreadable")
         elif self.verbose and not self.as_json:
@@ -173,6 +173,8 @@ def ingest(
     tags = parse_pairs(tag or [], "--tag")
     knowledge_base = open_kb(home, kb, create=True)
     unsupported: list[Path] = []
+    from agentrag.ingest.files import discover, display
+
     total = _corpus_units(discover(list(paths), unsupported))
     with _progress(not as_json and not verbose and err.is_terminal) as bar:
         shown = IngestDisplay(bar, total, {display(p) for p in unsupported}, verbose, as_json)

@@ -9,6 +9,7 @@ import numpy as np
 from agentrag.embed.base import Vectors
 from agentrag.errors import ConfigError
 from agentrag.settings import EmbedderSettings
+from agentrag.threads import libraries_loaded
 
 
 class SentenceTransformerEmbedder:
@@ -21,6 +22,7 @@ class SentenceTransformerEmbedder:
             raise ConfigError("the sentence-transformers provider needs the extra: pip install 'agentrag[st]'") from exc
         self._settings = settings
         self._model: Any = SentenceTransformer(settings.model)
+        libraries_loaded()  # torch's OpenMP runtime, for the retriever's one-thread query encode
         self._dim = int(self._model.get_sentence_embedding_dimension())
 
     @property

@@ -9,12 +9,15 @@ which spells the odd bytes as `\\xNN` instead of failing to encode.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import stat
 from pathlib import Path
 
-from agentrag.errors import LoadError
+from agentrag.errors import AgentragError, LoadError
 from agentrag.ingest.loaders import SUPPORTED_SUFFIXES
+
+log = logging.getLogger(__name__)
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -101,3 +104,16 @@ def read_bounded(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
         limit = f"{max_bytes:,} bytes" if max_bytes < 1024 * 1024 else f"{max_bytes / (1024 * 1024):g} MB"
         raise LoadError(display(path), f"file too large: more than the {limit} limit")
     return data, status
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line for a document that failed. Errors that are not agentrag's keep their type (and their traceback
+    goes to the debug log), so a bug in a parser or an embedder is told apart from a bad file."""
+    if isinstance(exc, LoadError):
+        return exc.reason
+    if isinstance(exc, AgentragError):
+        return display(str(exc))
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    log.debug("ingest: unexpected error", exc_info=exc)
+    return display(f"{type(exc).__name__}: {exc}")

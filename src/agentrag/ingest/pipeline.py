@@ -1,8 +1,8 @@
 """From paths to stored chunks: discover, hash, load, split, tokenize, embed, commit.
 
-Each document is one transaction. Unchanged content (same hash, same index-shaping settings, same
-tags) is skipped before it is even parsed; changed content replaces the old chunks atomically; a
-file that cannot be read is reported with its reason and the batch goes on.
+Each batch is one transaction and each document a savepoint in it (all or nothing alone). Unchanged
+content (same hash, same index-shaping settings, same tags) is skipped before it is even parsed; changed
+content replaces the old chunks atomically; a file that cannot be read is reported with its reason; the batch goes on.
 
 Embedding is the slow step, and the C embedder releases the GIL, so it runs in a worker thread while
 this thread loads and splits the next documents: the pipeline then costs little more than the
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,17 +23,18 @@ from typing import Literal
 import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
-from agentrag.errors import AgentragError, LoadError
+from agentrag.errors import AgentragError
 from agentrag.ingest.files import (
     NotRegularFile,
     discover,
     display,
     document_id_for_path,
+    failure_reason,
     read_bounded,
     regular_file,
     unsupported_type,
 )
-from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path
+from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path, stream_jsonl
 from agentrag.ingest.progress import ChunkCounter, ChunkProgress, ChunkProgressCallback
 from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
@@ -57,21 +57,6 @@ __all__ = [
 
 
 ProgressCallback = Callable[[IngestStatus], None]
-
-log = logging.getLogger(__name__)
-
-
-def failure_reason(exc: BaseException) -> str:
-    """One line for a document that failed. Errors that are not agentrag's keep their type (and their traceback
-    goes to the debug log), so a bug in a parser or an embedder is told apart from a bad file."""
-    if isinstance(exc, LoadError):
-        return exc.reason
-    if isinstance(exc, AgentragError):
-        return display(str(exc))
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    log.debug("ingest: unexpected error", exc_info=exc)
-    return display(f"{type(exc).__name__}: {exc}")
 
 
 def embedding_text(title: str, heading_path: tuple[str, ...], text: str) -> str:
@@ -170,8 +155,8 @@ class IngestPipeline:
     def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
         stat = regular_file(path)
         if path.suffix.lower() == ".jsonl":
-            # A corpus file: every record is a document with its own id and hash.
-            for loaded in load_path(path, self.max_bytes, self.limits):
+            # A corpus file: every record is a document with its own id and hash; streamed, of any size.
+            for loaded in stream_jsonl(path, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 self._paths.present.add(doc_id)
@@ -355,21 +340,34 @@ class IngestPipeline:
                     self._fail(item, exc, emit)
                 return
             # An error that is not ours may come from one document's text: embed each alone to find it.
+            ready: list[tuple[_Prepared, Vectors]] = []
             for item in batch:
                 try:
-                    own = self.embedder.embed_passages(item.texts)
+                    ready.append((item, self.embedder.embed_passages(item.texts)))
                 except Exception as item_exc:
                     self._fail(item, item_exc, emit)
-                else:
-                    self._store(item, own, emit)
+            self._store(ready, emit)
             return
-        offset = 0
-        for item in batch:
-            self._store(item, vectors[offset : offset + len(item.texts)], emit)
-            offset += len(item.texts)
+        offsets = np.cumsum([0, *(len(item.texts) for item in batch)])
+        self._store([(item, vectors[a:b]) for item, a, b in zip(batch, offsets, offsets[1:], strict=False)], emit)
 
-    def _store(self, item: _Prepared, vectors: Vectors, emit: ProgressCallback) -> None:
-        """Commit one document (all or nothing); a failure (a locked database after its retries) is its line."""
+    def _store(self, ready: list[tuple[_Prepared, Vectors]], emit: ProgressCallback) -> None:
+        """Commit the batch's documents in one transaction, each all or nothing in its savepoint; a document
+        that fails (or the whole batch, on a database locked past its retries) is its own failure line. Lines
+        are emitted once the batch is committed: "added" always means stored."""
+        done: list[IngestStatus] = []
+        try:
+            with self.store.batch():
+                for item, vectors in ready:
+                    done.append(self._store_one(item, vectors))
+        except Exception as exc:
+            for item, _ in ready:
+                self._fail(item, exc, emit)
+            return
+        for status in done:
+            emit(status)
+
+    def _store_one(self, item: _Prepared, vectors: Vectors) -> IngestStatus:
         indexed = [
             IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
             for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
@@ -377,16 +375,13 @@ class IngestPipeline:
         try:
             self.store.upsert_document(item.document, item.pipeline or self.pipeline_id, indexed)
         except Exception as exc:
-            self._fail(item, exc, emit)
-            return
-        emit(
-            IngestStatus(
-                path=item.path,
-                doc_id=item.document.doc_id,
-                status=item.status,
-                chunks=len(indexed),
-                unreadable_pages=item.unreadable_pages,
-            )
+            return IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=failure_reason(exc))
+        return IngestStatus(
+            path=item.path,
+            doc_id=item.document.doc_id,
+            status=item.status,
+            chunks=len(indexed),
+            unreadable_pages=item.unreadable_pages,
         )
 
     @staticmethod

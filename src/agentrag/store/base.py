@@ -8,6 +8,7 @@ everything above live outside, so the embedded SQLite store and the Milvus backe
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -96,6 +97,11 @@ class Store(Protocol):
 
     def upsert_document(self, document: Document, pipeline: str, chunks: list[IndexedChunk]) -> None:
         """Replace the document and all its chunks atomically (all or nothing)."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Writes made inside are committed together when it ends (each still all or nothing on its own: one
+        that raises is undone alone); nothing is committed if the batch itself raises."""
         ...
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None: ...

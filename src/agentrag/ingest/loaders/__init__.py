@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentrag.errors import LoadError
-from agentrag.ingest.loaders.common import NO_TEXT, LimitError, WorkBudget
+from agentrag.ingest.loaders.common import BINARY_MAGIC, NO_TEXT, LimitError, WorkBudget
 from agentrag.ingest.loaders.docx import load_docx
 from agentrag.ingest.loaders.html import load_html
-from agentrag.ingest.loaders.jsonl import load_jsonl
+from agentrag.ingest.loaders.jsonl import load_jsonl, stream_jsonl
 from agentrag.ingest.loaders.markdown import load_markdown
 from agentrag.ingest.loaders.pdf import load_pdf
 from agentrag.ingest.loaders.text import load_txt
@@ -40,6 +40,7 @@ __all__ = [
     "load_path",
     "load_pdf",
     "load_txt",
+    "stream_jsonl",
 ]
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".jsonl")
@@ -62,16 +63,6 @@ _LOADERS: dict[str, _Loader] = {
     ".docx": load_docx,
     ".jsonl": load_jsonl,
 }
-# Signatures of binary formats, so a misnamed file gets a hint instead of a bare "binary file".
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"%PDF-", "a PDF"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"PK\x03\x04", "a zip archive (docx/xlsx/zip)"),
-    (b"\xd0\xcf\x11\xe0", "an old Office file (.doc/.xls)"),
-    (b"\x1f\x8b", "a gzip archive"),
-)
 
 
 def _too_large(size: int, max_bytes: int) -> str:
@@ -119,7 +110,7 @@ def load_path(path: Path, max_bytes: int, limits: ParseLimits | None = None) -> 
     if not data.strip():
         raise LoadError(name, "empty file" if not data else "empty file (only whitespace)")
     if suffix in (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl"):
-        for magic, kind in _MAGIC:
+        for magic, kind in BINARY_MAGIC:
             if data.startswith(magic):
                 raise LoadError(name, f"binary file (not text): content looks like {kind}")
     loaded = loader(data, name, WorkBudget(name, limits))

@@ -225,3 +225,15 @@ class WorkBudget:
         if total > limit:
             reason = f"unpacks to {total / 1024 / 1024:,.1f} MB > {self.limits.max_unzipped_mb:g} MB"
             raise LimitError(self.path, reason, "max_unzipped_mb")
+
+
+# Signatures of binary formats, so a misnamed file gets a hint instead of a bare "binary file".
+BINARY_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"%PDF-", "a PDF"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"PK\x03\x04", "a zip archive (docx/xlsx/zip)"),
+    (b"\xd0\xcf\x11\xe0", "an old Office file (.doc/.xls)"),
+    (b"\x1f\x8b", "a gzip archive"),
+)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 from agentrag.errors import LoadError
 from agentrag.ingest.encoding import decode_text
-from agentrag.ingest.loaders.common import BLANK_LINES, WorkBudget
+from agentrag.ingest.loaders.common import BINARY_MAGIC, BLANK_LINES, WorkBudget
+from agentrag.settings import ParseLimits
 from agentrag.types import Block, LoadedDocument
 
 _CORE_FIELDS = ("_id", "title", "text")
@@ -20,10 +24,53 @@ def load_jsonl(data: bytes, path: str, work: WorkBudget | None = None) -> list[L
     """
     text = decode_text(data, path)
     budget = work or WorkBudget(path)
-    documents: list[LoadedDocument] = []
+    documents = list(_records(enumerate(text.split("\n"), start=1), path, lambda: budget))
+    if not documents:
+        raise LoadError(path, "no records (empty corpus file)")
+    return documents
+
+
+def stream_jsonl(path: Path, limits: ParseLimits | None = None) -> Iterator[LoadedDocument]:
+    """The records of a corpus file of any size, read line by line (UTF-8): memory does not grow with the file.
+
+    Every line is checked in a first pass before the first record is handed on, so a bad line still fails the
+    whole file with nothing of it stored; each record then has a parse budget of its own."""
+    name = str(path)
+    try:
+        if path.stat().st_size == 0:
+            raise LoadError(name, "empty file")
+        if sum(1 for _ in _records(_utf8_lines(path), name, lambda: WorkBudget(name, limits))) == 0:
+            raise LoadError(name, "no records (empty corpus file)")
+    except FileNotFoundError:
+        raise LoadError(name, "no such file") from None
+    except PermissionError:
+        raise LoadError(name, "permission denied") from None
+    yield from _records(_utf8_lines(path), name, lambda: WorkBudget(name, limits))
+
+
+def _utf8_lines(path: Path) -> Iterator[tuple[int, str]]:
+    name = str(path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                if raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
+                for magic, kind in BINARY_MAGIC:
+                    if raw.startswith(magic):
+                        raise LoadError(name, f"binary file (not text): content looks like {kind}")
+            try:
+                yield number, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                reason = f"line {number}: not UTF-8 text ({exc.reason} at byte {exc.start}); JSONL corpora are UTF-8"
+                raise LoadError(name, reason) from None
+
+
+def _records(
+    lines: Iterable[tuple[int, str]], path: str, budget_for: Callable[[], WorkBudget]
+) -> Iterator[LoadedDocument]:
     seen: dict[str, int] = {}
     loads = json.loads
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in lines:
         if not line or line.isspace():
             continue
         try:
@@ -63,13 +110,8 @@ def load_jsonl(data: bytes, path: str, work: WorkBudget | None = None) -> list[L
             blocks = [Block.model_construct(text=p, heading_path=(), page=None) for p in paragraphs if p]
         else:
             blocks = [Block.model_construct(text=body, heading_path=(), page=None)]
-        budget.document(blocks)
+        budget_for().document(blocks)
         meta = {k: v for k, v in record.items() if k not in _CORE_FIELDS and isinstance(v, str)}
-        documents.append(
-            LoadedDocument.model_construct(
-                title=title, blocks=blocks, date=None, doc_id=doc_id, source=f"{path}#{doc_id}", meta=meta
-            )
+        yield LoadedDocument.model_construct(
+            title=title, blocks=blocks, date=None, doc_id=doc_id, source=f"{path}#{doc_id}", meta=meta
         )
-    if not documents:
-        raise LoadError(path, "no records (empty corpus file)")
-    return documents

@@ -4,7 +4,10 @@ turned into errors that say what to do."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agentrag.errors import StoreBusyError, StoreError
@@ -68,3 +71,50 @@ def unreadable(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
         f"{path}: the knowledge base's database is damaged ({exc}). Restore it from a backup, or delete the "
         f"folder {path.parent} and ingest again to re-create the knowledge base."
     )
+
+
+class Writer:
+    """The store's write transactions. Alone, each write is one transaction; inside `batch()` the whole batch is
+    one transaction and each write a savepoint in it, so a failed document rolls back alone while the others
+    share one COMMIT (a commit per document was a fifth of an ingest's time with a fast embedder)."""
+
+    def __init__(self, con: sqlite3.Connection, lock: threading.RLock, settings: StoreSettings, path: Path) -> None:
+        self._con = con
+        self._lock = lock
+        self._settings = settings
+        self._path = path
+        self._in_batch = False
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._in_batch:  # only this thread can be here: it holds the lock for the whole batch
+                self._con.execute("SAVEPOINT write")
+                try:
+                    yield self._con
+                except BaseException:
+                    self._con.execute("ROLLBACK TO write")
+                    self._con.execute("RELEASE write")
+                    raise
+                self._con.execute("RELEASE write")
+                return
+            begin_immediate(self._con, self._settings, self._path)
+            try:
+                yield self._con
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        with self._lock:
+            if self._in_batch:
+                yield
+                return
+            with self.write():
+                self._in_batch = True
+                try:
+                    yield
+                finally:
+                    self._in_batch = False

@@ -90,6 +90,23 @@ def read_generation(con: sqlite3.Connection) -> int:
     return int(read_meta(con, "generation") or 0)
 
 
+def count_chunks(con: sqlite3.Connection, delta: int) -> None:
+    """Keep `meta.chunks` in step with the chunks table, inside the caller's write (after its rows changed), so
+    nothing runs COUNT(*) when the generation moves. A file from before the count gets it on its first write."""
+    if (
+        delta
+        and con.execute("UPDATE meta SET value=CAST(value AS INTEGER) + ? WHERE key='chunks'", (delta,)).rowcount == 0
+    ):
+        con.execute("INSERT INTO meta VALUES('chunks', (SELECT COUNT(*) FROM chunks))")
+
+
+def read_chunk_count(con: sqlite3.Connection) -> int:
+    value = read_meta(con, "chunks")
+    if value is None:  # not written since the count was introduced
+        return int(con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    return int(value)
+
+
 def needs_prepare(con: sqlite3.Connection, path: Path) -> bool:
     """False for a file already at this version: opening it then needs no write (and no write lock)."""
     return _stored_version(con, path) != SCHEMA_VERSION
@@ -110,6 +127,7 @@ def prepare(con: sqlite3.Connection, path: Path) -> None:
             con.execute(statement)
     con.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
     con.execute("INSERT OR IGNORE INTO meta VALUES('generation', '0')")
+    con.execute("INSERT OR IGNORE INTO meta VALUES('chunks', (SELECT COUNT(*) FROM chunks))")
     con.execute("INSERT OR IGNORE INTO meta VALUES('created_at', ?)", (str(time.time()),))
 
 

@@ -14,8 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,20 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
-from agentrag.store.sqlite.connection import begin_immediate, connect, unreadable
+from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
-from agentrag.store.sqlite.schema import needs_prepare, prepare, read_generation, read_meta
+from agentrag.store.sqlite.schema import (
+    count_chunks,
+    needs_prepare,
+    prepare,
+    read_chunk_count,
+    read_generation,
+    read_meta,
+)
 from agentrag.store.sqlite.text_index import TextIndex, query_terms, search_fts5
+from agentrag.threads import one_blas_thread
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
 
@@ -41,11 +48,14 @@ class SQLiteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._settings = settings or StoreSettings()
+        one_blas_thread()  # dense scans are small products: see agentrag.threads
         self._lock = threading.RLock()
         try:
             self._con = connect(self.path, self._settings)
         except sqlite3.DatabaseError as exc:
             raise unreadable(exc, self.path) from exc
+        self._writer = Writer(self._con, self._lock, self._settings, self.path)
+        self._write = self._writer.write
         try:
             if needs_prepare(self._con, self.path):  # a store in use opens without taking the write lock
                 with self._write() as con:
@@ -55,7 +65,9 @@ class SQLiteStore:
             if isinstance(exc, sqlite3.DatabaseError):
                 raise unreadable(exc, self.path) from exc
             raise
-        self._derived = DerivedIndexes(self._con, self.path.parent, self._settings.ann_threshold, self._write)
+        self._derived = DerivedIndexes(
+            self._con, self.path.parent, self._settings.ann_threshold, self._write, self._settings.ann_ef_search
+        )
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
         # document.
@@ -65,16 +77,8 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ transactions and meta
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            begin_immediate(self._con, self._settings, self.path)
-            try:
-                yield self._con
-            except BaseException:
-                self._con.execute("ROLLBACK")
-                raise
-            self._con.execute("COMMIT")
+    def batch(self) -> AbstractContextManager[None]:
+        return self._writer.batch()
 
     def _meta(self, key: str) -> str | None:
         return read_meta(self._con, key)
@@ -107,7 +111,7 @@ class SQLiteStore:
     def stats(self) -> StoreStats:
         with self._lock:
             docs = self._con.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-            chunks = self._con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            chunks = read_chunk_count(self._con)
             dim = self._meta("dim")
             size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
             return StoreStats(
@@ -161,6 +165,7 @@ class SQLiteStore:
         con.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])
         self._derived.text_written(len(keys))
         con.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))  # vectors go by cascade
+        count_chunks(con, -len(keys))
         con.executemany(
             "INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 0)", [(generation, k) for k in keys]
         )
@@ -171,11 +176,11 @@ class SQLiteStore:
             self._delete_chunks(con, document.doc_id, generation)
             con.execute("DELETE FROM documents WHERE doc_id=?", (document.doc_id,))
             self._insert_document(con, document, pipeline, len(chunks))
-            for item in chunks:
-                c = item.chunk
-                cur = con.execute(
-                    "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, page_breaks, char_start, "
-                    "char_end, fingerprint) VALUES(?,?,?,?,?,?,?,?,?,?)",
+            # One statement per table for the whole document (executemany), not four per chunk.
+            con.executemany(
+                "INSERT INTO chunks(chunk_id, doc_id, position, text, heading, page, page_breaks, char_start, "
+                "char_end, fingerprint) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                [
                     (
                         c.chunk_id,
                         document.doc_id,
@@ -187,17 +192,24 @@ class SQLiteStore:
                         c.char_start,
                         c.char_end,
                         c.fingerprint,
-                    ),
-                )
-                key = cur.lastrowid
-                con.execute(
-                    "INSERT INTO vectors VALUES(?, ?)", (key, np.asarray(item.vector, dtype=np.float32).tobytes())
-                )
-                con.execute(
-                    "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
-                    (key, " ".join(item.title_tokens), " ".join(item.body_tokens)),
-                )
-                con.execute("INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", (generation, key))
+                    )
+                    for c in (item.chunk for item in chunks)
+                ],
+            )
+            key_of = dict(con.execute("SELECT chunk_id, key FROM chunks WHERE doc_id=?", (document.doc_id,)))
+            keys = [key_of[item.chunk.chunk_id] for item in chunks]
+            con.executemany(
+                "INSERT INTO vectors VALUES(?, ?)",
+                [(k, np.asarray(i.vector, dtype=np.float32).tobytes()) for k, i in zip(keys, chunks, strict=True)],
+            )
+            con.executemany(
+                "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
+                [(k, " ".join(i.title_tokens), " ".join(i.body_tokens)) for k, i in zip(keys, chunks, strict=True)],
+            )
+            con.executemany(
+                "INSERT INTO chunk_log(generation, key, added) VALUES(?, ?, 1)", [(generation, k) for k in keys]
+            )
+            count_chunks(con, len(chunks))
             self._derived.text_written(len(chunks))
 
     def _insert_document(self, con: sqlite3.Connection, document: Document, pipeline: str, n_chunks: int) -> None:
