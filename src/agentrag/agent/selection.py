@@ -252,16 +252,18 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
 
 def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
     """The cells of a table row that can hold the answer: those under a header naming the target, else every
-    value cell when the row's own key names a constraint or the target (the SEV-2 row), else none: a row that
-    only mentions the target ("Meaning: Indexing quota exceeded") does not give its value in another column
-    ("HTTP: 429")."""
+    value cell when the row's own key names a constraint or the target (the SEV-2 row) or its table's caption
+    names the target, else none: a row that only mentions the target in a cell ("Meaning: Indexing quota
+    exceeded") does not give its value in another column ("HTTP: 429")."""
     cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
     wanted = set(part.target_tokens)
     named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
     if named:
         return named
     key = unit_tokens(unit.first_cell)
-    keyed = any(set(unit_tokens(c.text)) & key for c in part.constraints) or bool(wanted & key)
+    in_cells = frozenset().union(*(unit_tokens(h) | unit_tokens(v) for h, v in unit.cells))
+    caption = unit.tokens - in_cells  # the table's caption: "住宿费按城市类别和职级设上限" above its rows
+    keyed = any(set(unit_tokens(c.text)) & key for c in part.constraints) or bool(wanted & (key | caption))
     return cells if keyed else []
 
 
