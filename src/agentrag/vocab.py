@@ -121,3 +121,11 @@ JsonMode = Literal["json_schema", "json_object", "none"]
 
 # Passage grades stay a Literal: they never reach a command line or a request model.
 Grade = Literal["correct", "ambiguous", "incorrect"]
+
+
+class MilvusIndex(StrEnum):
+    """The dense index types the Milvus backend creates (the ones Milvus Lite 2.5 and a server both build)."""
+
+    FLAT = "FLAT"
+    IVF_FLAT = "IVF_FLAT"
+    AUTOINDEX = "AUTOINDEX"

@@ -157,4 +157,8 @@ def make_store(settings: StoreSettings, directory: Path) -> Store:
         from agentrag.store.sqlite import SQLiteStore
 
         return SQLiteStore(directory / STORE_FILE, settings)
+    if settings.backend == "milvus":
+        from agentrag.store.milvus import MilvusStore
+
+        return MilvusStore(directory, settings)
     raise ConfigError(f"store.backend: unknown backend {settings.backend!r}")
