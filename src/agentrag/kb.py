@@ -168,6 +168,9 @@ class KnowledgeBase:
         self.instance_id = Layout(settings.home).kb_instance_id(name)
         # Cache keys name the instance, not only the folder: a recreated knowledge base starts over.
         self._cache_namespace = f"{self.path.resolve()}#{self.instance_id}"
+        if settings.store.backend != "sqlite":  # the same name in another backend is another knowledge base
+            store = settings.store
+            self._cache_namespace += f"#{store.backend}:{store.uri}:{store.db_name}:{store.collection_prefix}"
         self.embedder = embedder or shared_embedder(settings.embedder)
         self._bound = False
         self._assistant: Assistant | None = None

@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from agentrag.errors import ConfigError
 from agentrag.layout import Layout
-from agentrag.vocab import Channel, JsonMode, LLMRole, MilvusIndex
+from agentrag.vocab import Channel, JsonMode, LLMRole, MilvusIndex, StoreBackend
 
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
@@ -197,7 +197,7 @@ class ServerSettings(_Section):
 
 
 class StoreSettings(_Section):
-    backend: Literal["sqlite", "milvus"] = "sqlite"
+    backend: StoreBackend = StoreBackend.SQLITE
     ann_threshold: int = Field(
         20000,
         ge=0,

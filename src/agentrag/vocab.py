@@ -129,3 +129,10 @@ class MilvusIndex(StrEnum):
     FLAT = "FLAT"
     IVF_FLAT = "IVF_FLAT"
     AUTOINDEX = "AUTOINDEX"
+
+
+class StoreBackend(StrEnum):
+    """Where a knowledge base keeps its data (`[store] backend`)."""
+
+    SQLITE = "sqlite"  # one embedded file per knowledge base
+    MILVUS = "milvus"  # a Milvus server or cluster, or a Milvus Lite file
