@@ -5,6 +5,7 @@ ingest derives them (tokenizing is cheap; the store keeps them in its own form).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +15,7 @@ from agentrag.layout import Layout
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store, make_store
 from agentrag.text.tokenize import tokenize
+from agentrag.types import Document
 from agentrag.vocab import StoreBackend
 
 
@@ -29,29 +31,33 @@ def open_backend(settings: Settings, kb_id: str, backend: StoreBackend) -> Store
     return make_store(store_settings, Layout(settings.home).kb_dir(kb_id))
 
 
-def copy_store(source: Store, target: Store, progress: Callable[[str], None] | None = None) -> CopyReport:
-    """Every document of `source` into `target` (replacing a different version there); vectors as stored."""
+def copy_store(
+    source: Store, target: Store, progress: Callable[[str], None] | None = None, workers: int = 4
+) -> CopyReport:
+    """Every document of `source` into `target` (replacing a different version there); vectors as stored.
+    `workers` documents are written at a time: a remote store spends most of a write waiting on round trips."""
     stats = source.stats()
     if stats.embedder is None or stats.dim is None:
         raise KnowledgeBaseNotFound("the source knowledge base is empty: nothing to copy")
     target.bind_embedder(stats.embedder, stats.dim)
-    documents = chunks = skipped = 0
-    for doc in source.list_documents():
+
+    def copy_one(doc: Document) -> int | None:
         state = source.document_state(doc.doc_id)
         if state is None:
-            continue  # deleted meanwhile
+            return None  # deleted meanwhile
         have = target.document_state(doc.doc_id)
         if have is not None and (have.content_hash, have.pipeline) == (state.content_hash, state.pipeline):
-            skipped += 1
-            continue
+            return -1
         items = _indexed(source, doc.doc_id, doc.title)
         target.upsert_document(doc, state.pipeline, items)
-        documents += 1
-        chunks += len(items)
         if progress is not None:
             progress(doc.doc_id)
+        return len(items)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="agentrag-copy") as pool:
+        done = [n for n in pool.map(copy_one, source.list_documents()) if n is not None]
     target.optimize()
-    return CopyReport(documents, chunks, skipped)
+    return CopyReport(sum(1 for n in done if n >= 0), sum(n for n in done if n > 0), sum(1 for n in done if n < 0))
 
 
 def _indexed(source: Store, doc_id: str, title: str) -> list[IndexedChunk]:

@@ -4,6 +4,7 @@ same knowledge base, as another process would open it) are parametrized over SQL
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,10 +47,8 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opene
     open_.backend = request.param  # type: ignore[attr-defined]
     yield open_
     for store in opened:
-        try:
+        with contextlib.suppress(Exception):  # closed by the test already
             store.close()
-        except Exception:
-            pass
     if request.param == "milvus":
         from pymilvus import MilvusClient
 

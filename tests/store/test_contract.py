@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from agentrag.errors import EmbedderMismatchError
-from agentrag.store.base import Store
+from agentrag.store.base import DocumentQuery, Store
 from agentrag.text.tokenize import tokenize
 from agentrag.types import Document, SearchFilter
 from tests.store.conftest import DIM, Opener
@@ -73,7 +73,15 @@ def test_dense_search_returns_the_nearest_vector(any_store: Store) -> None:
 
 def test_filters_apply_inside_both_channels(any_store: Store) -> None:
     put(any_store, "a", ["policy text"], tags={"team": "hr"}, date=dt.date(2024, 1, 5), source="/docs/hr/policy.md")  # type: ignore[arg-type]
-    put(any_store, "b", ["policy text too"], seed=1, tags={"team": "eng"}, date=dt.date(2025, 6, 1), source="/docs/eng/guide.pdf")  # type: ignore[arg-type]  # noqa: E501
+    put(
+        any_store,
+        "b",
+        ["policy text too"],
+        seed=1,
+        tags={"team": "eng"},
+        date=dt.date(2025, 6, 1),
+        source="/docs/eng/guide.pdf",
+    )  # type: ignore[arg-type]
     tokens = tokenize("policy")
 
     def docs(flt: SearchFilter) -> set[str]:
@@ -109,19 +117,24 @@ def test_documents_are_listed_found_and_moved(any_store: Store) -> None:
     put(any_store, "a", ["first part", "second part"], tags={"team": "hr"}, source="/docs/Alpha.md")  # type: ignore[arg-type]
     put(any_store, "b", ["other"], seed=1, source="/docs/beta.md")  # type: ignore[arg-type]
     assert [d.doc_id for d in any_store.list_documents()] == ["a", "b"]
-    page = any_store.find_documents(__import__("agentrag.store.base", fromlist=["DocumentQuery"]).DocumentQuery(text="alpha"))
-    assert [d.doc_id for d in page.documents] == ["a"] and page.total == 1
+    page = any_store.find_documents(DocumentQuery(text="alpha"))
+    assert [d.doc_id for d in page.documents] == ["a"]
+    assert page.total == 1
+    assert any_store.find_documents(DocumentQuery(tags={"team": "hr"})).total == 1
     state = any_store.document_state("a")
-    assert state is not None and state.tags == {"team": "hr"} and state.pipeline == "p"
+    assert state is not None
+    assert (state.tags, state.pipeline) == ({"team": "hr"}, "p")
     old = any_store.get_document("a")
-    assert old is not None and any_store.documents_with_hash(old.content_hash, "p") == [old]
+    assert old is not None
+    assert any_store.documents_with_hash(old.content_hash, "p") == [old]
     moved = Document(doc_id="z", source="/docs/z.md", title="Z", content_hash=old.content_hash, n_chunks=2)
     any_store.move_document("a", moved)
     assert any_store.get_document("a") is None
     assert [c.chunk_id for c in any_store.get_document_chunks("z")] == ["z#0", "z#1"]
     assert doc_ids(any_store, any_store.search_bm25(["second"], 5)) == ["z"]
     found = any_store.get_chunk_by_id("z#1")
-    assert found is not None and found[1].text == "second part"
+    assert found is not None
+    assert found[1].text == "second part"
     assert any_store.chunk_fingerprints([found[0]]) == {found[0]: found[1].fingerprint}
     assert sizes(any_store) == (2, 3)
 
@@ -146,4 +159,7 @@ def test_a_second_store_on_the_same_knowledge_base_sees_every_change(open_store:
     writer.delete_document("a")
     assert doc_ids(reader, reader.search_dense(unit(100), 5)) == ["b"]
     assert [d.doc_id for d in reader.list_documents()] == ["b"]
-    assert make_doc("b", ["two"], seed=2)[0].content_hash == (reader.get_document("b") or Document(doc_id="", source="", title="", content_hash="")).content_hash
+    assert (
+        make_doc("b", ["two"], seed=2)[0].content_hash
+        == (reader.get_document("b") or Document(doc_id="", source="", title="", content_hash="")).content_hash
+    )

@@ -76,7 +76,10 @@ def test_a_reader_never_sees_half_a_replaced_document(open_store: Opener) -> Non
     writer, reader = open_store(), open_store()
     writer.bind_embedder("test-model", DIM)
     reader.bind_embedder("test-model", DIM)
-    versions = {"old": ["marker old one", "marker old two", "marker old three"], "new": ["marker new a", "marker new b"]}
+    versions = {
+        "old": ["marker old one", "marker old two", "marker old three"],
+        "new": ["marker new a", "marker new b"],
+    }
     put(writer, "a", versions["old"])  # type: ignore[arg-type]
     put(writer, "other", ["unrelated text"], seed=9)  # type: ignore[arg-type]
     stop = threading.Event()

@@ -38,7 +38,9 @@ def test_kb_copy_moves_documents_and_vectors_without_embedding(
         sqlite_vectors = kb.store.get_vectors([h.key for h in kb.search("quota", k=2)])
     calls = []
     monkeypatch.setattr(type(embedder), "embed_passages", lambda *a, **k: calls.append(a) or [], raising=False)
-    result = runner.invoke(app, ["kb", "copy", "--kb", "team", "--from", "sqlite", "--to", "milvus", "--home", str(home), "--json"])
+    result = runner.invoke(
+        app, ["kb", "copy", "--kb", "team", "--from", "sqlite", "--to", "milvus", "--home", str(home), "--json"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert (report["documents"], report["skipped"]) == (2, 0)
@@ -51,12 +53,16 @@ def test_kb_copy_moves_documents_and_vectors_without_embedding(
         assert [(h.chunk.chunk_id, round(h.score, 4)) for h in kb.search("住宿标准", k=3)] == before
         milvus_vectors = kb.store.get_vectors([h.key for h in kb.search("quota", k=2)])
     assert milvus_vectors == pytest.approx(sqlite_vectors, abs=1e-6)
-    again = runner.invoke(app, ["kb", "copy", "--kb", "team", "--from", "sqlite", "--to", "milvus", "--home", str(home), "--json"])
+    again = runner.invoke(
+        app, ["kb", "copy", "--kb", "team", "--from", "sqlite", "--to", "milvus", "--home", str(home), "--json"]
+    )
     assert json.loads(again.output)["skipped"] == 2
 
 
 def test_kb_copy_of_a_missing_knowledge_base_is_a_clear_error(tmp_path: Path, milvus_env: str) -> None:
-    result = runner.invoke(app, ["kb", "copy", "--kb", "nope", "--from", "sqlite", "--to", "milvus", "--home", str(tmp_path)])
+    result = runner.invoke(
+        app, ["kb", "copy", "--kb", "nope", "--from", "sqlite", "--to", "milvus", "--home", str(tmp_path)]
+    )
     assert result.exit_code != 0
     assert "nope" in result.output
 
@@ -75,7 +81,9 @@ def test_eval_with_store_milvus_runs_through_milvus(tmp_path: Path, milvus_env: 
     write(data / "corpus.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in corpus) + "\n")
     write(data / "queries.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in queries) + "\n")
     write(data / "qrels.tsv", "query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td3\t1\n")
-    result = runner.invoke(app, ["eval", str(data), "--home", str(tmp_path / "home"), "--store", "milvus", "--json", "-"])
+    result = runner.invoke(
+        app, ["eval", str(data), "--home", str(tmp_path / "home"), "--store", "milvus", "--json", "-"]
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["details"]["store"] == "milvus"

@@ -60,9 +60,7 @@ def connect(settings: StoreSettings, directory: Path) -> Any:
     try:
         from pymilvus import MilvusClient
     except ImportError as exc:
-        raise StoreError(
-            "store.backend = 'milvus' needs pymilvus: pip install 'agentrag[milvus]'"
-        ) from exc
+        raise StoreError("store.backend = 'milvus' needs pymilvus: pip install 'agentrag[milvus]'") from exc
     uri = resolve_uri(settings, directory)
     try:
         return MilvusClient(uri=uri, token=settings.token or "", db_name=settings.db_name, timeout=30)

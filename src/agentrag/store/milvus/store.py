@@ -9,9 +9,6 @@ process killed mid-write leaves invisible rows that the next open deletes (see `
 
 from __future__ import annotations
 
-import datetime as dt
-import fnmatch
-import json
 import logging
 import time
 from pathlib import Path
@@ -26,39 +23,16 @@ from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, Docu
 from agentrag.store.milvus import collections as cols
 from agentrag.store.milvus.collections import lit
 from agentrag.store.milvus.registry import Entry, Registry
-from agentrag.store.milvus.terms import document_terms, query_terms
+from agentrag.store.milvus.rows import FIELDS as _FIELDS
+from agentrag.store.milvus.rows import allowed_documents, chunk_from_row, chunk_row
+from agentrag.store.milvus.terms import query_terms
 from agentrag.store.sqlite.listing import fold
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 from agentrag.vocab import MilvusIndex
 
 log = logging.getLogger(__name__)
-_FIELDS = [
-    "key", "doc_id", "doc_gen", "chunk_id", "position", "text", "heading", "page", "page_breaks",
-    "char_start", "char_end", "fingerprint",
-]  # fmt: skip
 _SLACK = 16  # extra hits asked for, in case some belong to a generation not (or no longer) live
 _BATCH = 500
-
-
-def _allowed(entries: dict[str, Entry], flt: SearchFilter | None) -> list[str] | None:
-    """The documents a filter allows (None: no filter). Globs match as SQLite's GLOB does (case-sensitive)."""
-    if flt is None or flt.is_empty():
-        return None
-    out = []
-    for doc_id, entry in entries.items():
-        doc = entry.document
-        if flt.doc_ids and doc_id not in flt.doc_ids:
-            continue
-        if flt.sources and not any(fnmatch.fnmatchcase(doc.source, p) for p in flt.sources):
-            continue
-        if any(doc.tags.get(k) != v for k, v in flt.tags.items()):
-            continue
-        if flt.date_from and not (doc.date and doc.date >= flt.date_from):
-            continue
-        if flt.date_to and not (doc.date and doc.date <= flt.date_to):
-            continue
-        out.append(doc_id)
-    return out
 
 
 class MilvusStore:
@@ -90,9 +64,12 @@ class MilvusStore:
             self._registry.end(key)
             log.warning("%s: cleaned up a write interrupted before it finished (%s)", self.uri, ", ".join(doc_ids))
 
-    def _drop_stale(self, doc_id: str) -> None:
-        entry = self._registry.get(doc_id)
-        expr = f"doc_id == {lit(doc_id)}" + ("" if entry is None else f" and doc_gen != {entry.gen}")
+    def _drop_stale(self, doc_id: str, live: int | bool | None = True) -> None:
+        """Delete the chunks of `doc_id` not under generation `live` (None: all of them; True: ask the registry)."""
+        if live is True:
+            entry = self._registry.get(doc_id)
+            live = None if entry is None else entry.gen
+        expr = f"doc_id == {lit(doc_id)}" + ("" if live is None else f" and doc_gen != {live}")
         self._client.delete(self._names.chunks, filter=expr)
 
     # ------------------------------------------------------------------ meta
@@ -179,16 +156,16 @@ class MilvusStore:
         for i in range(0, len(rows), _BATCH):
             self._client.insert(self._names.chunks, rows[i : i + _BATCH])
 
-    def _write(self, doc_ids: list[str], rows: list[dict[str, Any]], commit: Any) -> None:
-        """Insert `rows` (under their new generation), call `commit` (the registry rows), record the change, then
-        delete every chunk of `doc_ids` that is no longer live. A failure before the commit removes what it
-        inserted and leaves the previous state."""
+    def _write(self, live: dict[str, bool], rows: list[dict[str, Any]], commit: Any) -> None:
+        """Insert `rows` (under a new generation), call `commit` (the registry rows), record the change, then
+        delete the documents' chunks that are no longer live (`live[doc_id]`: whether the document lives on under
+        the new generation). A failure before the commit removes what it inserted and leaves the previous state."""
         if self._dim is None and rows:
             raise RuntimeError("bind_embedder before writing chunks")
         gen = time.time_ns()
         for row in rows:
             row["doc_gen"] = gen
-        intent = self._registry.begin(doc_ids, gen)
+        intent = self._registry.begin(list(live), gen)
         try:
             self._insert(rows)
             commit(gen)
@@ -199,33 +176,14 @@ class MilvusStore:
             raise
         self._registry.changed()
         if self._dim is not None:
-            for doc_id in doc_ids:
-                self._drop_stale(doc_id)
+            for doc_id, lives in live.items():
+                self._drop_stale(doc_id, gen if lives else None)
         self._registry.end(intent)
 
     def upsert_document(self, document: Document, pipeline: str, chunks: list[IndexedChunk]) -> None:
         doc = document.model_copy(update={"n_chunks": len(chunks), "ingested_at": document.ingested_at or time.time()})
-        rows = [self._chunk_row(document.doc_id, item) for item in chunks]
-        self._write([doc.doc_id], rows, lambda gen: self._registry.put(doc, gen, pipeline))
-
-    def _chunk_row(self, doc_id: str, item: IndexedChunk) -> dict[str, Any]:
-        c = item.chunk
-        if len(item.vector) != self._dim:
-            raise ValueError(f"chunk {c.chunk_id}: vector has {len(item.vector)} dimensions, the store {self._dim}")
-        return {
-            "doc_id": doc_id,
-            "chunk_id": c.chunk_id,
-            "position": c.position,
-            "text": c.text,
-            "heading": json.dumps(list(c.heading_path), ensure_ascii=False),
-            "page": -1 if c.page is None else c.page,
-            "page_breaks": json.dumps([list(p) for p in c.page_breaks]),
-            "char_start": c.char_start,
-            "char_end": c.char_end,
-            "fingerprint": c.fingerprint,
-            "terms": document_terms(item.title_tokens, item.body_tokens),
-            "vec": np.asarray(item.vector, dtype=np.float32).tolist(),
-        }
+        rows = [chunk_row(document.doc_id, item, self._dim) for item in chunks]
+        self._write({doc.doc_id: True}, rows, lambda gen: self._registry.put(doc, gen, pipeline))
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None:
         entry = self._registry.get(doc_id)
@@ -251,12 +209,12 @@ class MilvusStore:
             self._registry.put(document, gen, entry.pipeline)
             self._registry.remove(old_id)
 
-        self._write([new_id, old_id], rows, commit)
+        self._write({new_id: True, old_id: False}, rows, commit)
 
     def delete_document(self, doc_id: str) -> bool:
         if self._registry.get(doc_id) is None:
             return False
-        self._write([doc_id], [], lambda gen: self._registry.remove(doc_id))
+        self._write({doc_id: False}, [], lambda gen: self._registry.remove(doc_id))
         return True
 
     # ------------------------------------------------------------------ search
@@ -266,7 +224,7 @@ class MilvusStore:
             return []
         generation, entries = self._registry.entries()
         for _ in range(3):
-            hits, stale = self._search_live(data, field, params, k, _allowed(entries, flt), entries)
+            hits, stale = self._search_live(data, field, params, k, allowed_documents(entries, flt), entries)
             if not stale:
                 break
             # A chunk newer than our registry snapshot: a change committed meanwhile. Search again as of it, so a
@@ -347,27 +305,8 @@ class MilvusStore:
                     out[int(row["key"])] = (row, entry.document)
         return out
 
-    @staticmethod
-    def _chunk(row: dict[str, Any], doc: Document) -> Chunk:
-        return Chunk.model_construct(
-            chunk_id=row["chunk_id"],
-            doc_id=row["doc_id"],
-            position=int(row["position"]),
-            text=row["text"],
-            heading_path=tuple(json.loads(row["heading"])),
-            page=None if row["page"] < 0 else int(row["page"]),
-            char_start=int(row["char_start"]),
-            char_end=int(row["char_end"]),
-            fingerprint=row["fingerprint"],
-            title=doc.title,
-            source=doc.source,
-            date=doc.date if isinstance(doc.date, dt.date) else None,
-            tags=dict(doc.tags),
-            page_breaks=tuple((int(a), int(b)) for a, b in json.loads(row["page_breaks"])),
-        )
-
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
-        return {k: self._chunk(row, doc) for k, (row, doc) in self._by_key(keys, _FIELDS).items()}
+        return {k: chunk_from_row(row, doc) for k, (row, doc) in self._by_key(keys, _FIELDS).items()}
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:
         by_key = self.get_chunks_by_key(keys)
@@ -377,13 +316,13 @@ class MilvusStore:
         entry = self._registry.get(doc_id)
         if entry is None:
             return []
-        return [self._chunk(r, entry.document) for r in self._live_rows(doc_id, entry.gen, _FIELDS)]
+        return [chunk_from_row(r, entry.document) for r in self._live_rows(doc_id, entry.gen, _FIELDS)]
 
     def get_chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
         rows = self._rows(f"chunk_id == {lit(chunk_id)}", ["key"])
         found = self._by_key([int(r["key"]) for r in rows], _FIELDS)
         for key, (row, doc) in found.items():
-            return key, self._chunk(row, doc)
+            return key, chunk_from_row(row, doc)
         return None
 
     def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
