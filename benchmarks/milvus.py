@@ -148,7 +148,7 @@ def markdown(args: argparse.Namespace, quality_rows: list[dict[str, Any]], scale
     lines = [
         "## Milvus backend beside SQLite (issue 12)",
         "",
-        f"Command: `python benchmarks/milvus.py {' '.join(sys.argv[1:])}`. Machine: {platform.machine()}, "
+        "Commands (in this order): " + "; ".join(f"`{c}`" for c in args.commands) + f". Machine: {platform.machine()}, "
         f"{__import__('os').cpu_count()} cores shared with other work (load average above 20 during the run: "
         "latencies are noisy; both backends were measured one after the other in the same run). Engine: "
         f"{args.engine}. Dense index: FLAT (exact) on Milvus; SQLite exact below 20k chunks, usearch HNSW above.",
@@ -199,7 +199,11 @@ def main() -> None:
     parser.add_argument("--uri", default=None, help="a Milvus server to measure instead of a local Milvus Lite 2.5")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "milvus")
     parser.add_argument("--write", type=Path, default=ROOT / "benchmarks" / "milvus.md")
+    parser.add_argument(
+        "--append", action="store_true", help="keep the rows of an earlier run in --out (a long benchmark in steps)"
+    )
     args = parser.parse_args()
+    args.commands = [f"python benchmarks/milvus.py {' '.join(sys.argv[1:])}"]
     from tests.milvus_engine import milvus_engine
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -211,6 +215,10 @@ def main() -> None:
         sets = [s for s in args.sets.split(",") if s]
         quality_rows: list[dict[str, Any]] = []
         scale_rows: list[dict[str, Any]] = []
+        if args.append and (args.out / "milvus.json").exists():
+            earlier = json.loads((args.out / "milvus.json").read_text())
+            quality_rows, scale_rows = earlier["quality"], earlier["scale"]
+            args.commands = earlier.get("commands", []) + args.commands
         for name in sets:  # written after each step, so a long run leaves what it has measured
             quality_rows += quality(args.data, [name], args.limit, settings)
             save(args, quality_rows, scale_rows)
@@ -221,7 +229,8 @@ def main() -> None:
 
 
 def save(args: argparse.Namespace, quality_rows: list[dict[str, Any]], scale_rows: list[dict[str, Any]]) -> None:
-    (args.out / "milvus.json").write_text(json.dumps({"quality": quality_rows, "scale": scale_rows}, indent=2))
+    payload = {"quality": quality_rows, "scale": scale_rows, "commands": args.commands}
+    (args.out / "milvus.json").write_text(json.dumps(payload, indent=2))
     args.write.write_text(markdown(args, quality_rows, scale_rows), encoding="utf-8")
 
 
