@@ -89,3 +89,21 @@ def test_eval_with_store_milvus_runs_through_milvus(tmp_path: Path, milvus_env: 
     assert out["details"]["store"] == "milvus"
     assert out["retrieval"]["recall@5"] == 1.0
     assert not list((tmp_path / "home").rglob("store.sqlite")), "no SQLite store was made"
+
+
+def test_another_host_with_its_own_home_uses_the_same_knowledge_base(tmp_path: Path, milvus_env: str) -> None:
+    """Two hosts: each its own home directory, one Milvus. What one ingests, the other searches and lists; a
+    name that is in neither is still a clear error."""
+    env = {"AGENTRAG_STORE__BACKEND": "milvus"}
+    first = runner.invoke(
+        app, ["ingest", str(docs(tmp_path / "docs")), "--kb", "team", "--home", str(tmp_path / "a")], env=env
+    )
+    assert first.exit_code == 0, first.output
+    found = runner.invoke(app, ["search", "住宿标准", "--kb", "team", "--home", str(tmp_path / "b"), "--json"], env=env)
+    assert found.exit_code == 0, found.output
+    assert "五百元" in found.output
+    listed = runner.invoke(app, ["docs", "list", "--kb", "team", "--home", str(tmp_path / "b"), "--json"], env=env)
+    assert json.loads(listed.output)["total"] == 2
+    missing = runner.invoke(app, ["search", "x", "--kb", "other", "--home", str(tmp_path / "b")], env=env)
+    assert missing.exit_code == 2
+    assert "other" in missing.output
