@@ -200,6 +200,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "milvus")
     parser.add_argument("--write", type=Path, default=ROOT / "benchmarks" / "milvus.md")
     parser.add_argument(
+        "--merge", type=Path, nargs="*", default=[], help="add the rows of other runs' milvus.json (run side by side)"
+    )
+    parser.add_argument(
         "--append", action="store_true", help="keep the rows of an earlier run in --out (a long benchmark in steps)"
     )
     args = parser.parse_args()
@@ -219,6 +222,10 @@ def main() -> None:
             earlier = json.loads((args.out / "milvus.json").read_text())
             quality_rows, scale_rows = earlier["quality"], earlier["scale"]
             args.commands = earlier.get("commands", []) + args.commands
+        for path in args.merge:
+            other = json.loads(path.read_text())
+            quality_rows, scale_rows = quality_rows + other["quality"], scale_rows + other["scale"]
+            args.commands += other.get("commands", [])
         for name in sets:  # written after each step, so a long run leaves what it has measured
             quality_rows += quality(args.data, [name], args.limit, settings)
             save(args, quality_rows, scale_rows)

@@ -339,7 +339,11 @@ def main() -> None:
         "--extra",
         type=Path,
         nargs="*",
-        default=[ROOT / "benchmarks" / "choices.md", ROOT / "benchmarks" / "answers.md"],
+        default=[
+            ROOT / "benchmarks" / "choices.md",
+            ROOT / "benchmarks" / "answers.md",
+            ROOT / "benchmarks" / "milvus.md",  # issue 12: the Milvus backend beside SQLite (benchmarks/milvus.py)
+        ],
         help="hand-written sections appended as they are (default: how retrieval was chosen; issue 9's answers)",
     )
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
