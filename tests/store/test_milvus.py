@@ -72,7 +72,8 @@ def test_a_rename_shows_both_ids_for_a_moment(store: MilvusStore, monkeypatch: p
 
     def remove_and_look(doc_id: str) -> None:
         seen.append(sorted(d.doc_id for d in store.list_documents()))
-        seen.append(sorted(c.doc_id for c in store.get_chunks([k for k, _ in store.search_bm25(tokenize("moving"), 10)])))
+        hits = store.search_bm25(tokenize("moving"), 10)
+        seen.append(sorted(c.doc_id for c in store.get_chunks([k for k, _ in hits])))
         remove(doc_id)
 
     monkeypatch.setattr(store._registry, "remove", remove_and_look)

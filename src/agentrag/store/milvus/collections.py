@@ -78,6 +78,8 @@ def _bookkeeping_schema(client: Any, key_type: str) -> Any:
     else:
         schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=2048)
         schema.add_field("value", DataType.VARCHAR, max_length=MAX_VARCHAR)
+    if key_type == "document":  # what ingest looks a renamed file up by, as a field the engine can filter on
+        schema.add_field("content", DataType.VARCHAR, max_length=512)
     schema.add_field("_v", DataType.FLOAT_VECTOR, dim=len(PLACEHOLDER))
     return schema
 
@@ -92,7 +94,7 @@ def _create(client: Any, name: str, schema: Any, indexes: list[tuple[str, dict[s
 def ensure_bookkeeping(client: Any, names: Names) -> None:
     """Create the registry, change log and meta collections if they are missing, and load them."""
     placeholder = ("_v", {"index_type": "FLAT", "metric_type": "L2"})
-    for name, key_type in ((names.docs, "varchar"), (names.changes, "auto"), (names.meta, "varchar")):
+    for name, key_type in ((names.docs, "document"), (names.changes, "auto"), (names.meta, "varchar")):
         if not client.has_collection(name):
             _create(client, name, _bookkeeping_schema(client, key_type), [placeholder])
         client.load_collection(name)

@@ -32,7 +32,12 @@ class Entry:
 
 def _row(doc: Document, gen: int, pipeline: str) -> dict[str, Any]:
     record = {"gen": gen, "pipeline": pipeline, "document": doc.model_dump(mode="json")}
-    return {"id": doc.doc_id, "value": json.dumps(record, ensure_ascii=False), "_v": PLACEHOLDER}
+    value = json.dumps(record, ensure_ascii=False)
+    return {"id": doc.doc_id, "value": value, "content": content_key(doc.content_hash, pipeline), "_v": PLACEHOLDER}
+
+
+def content_key(content_hash: str, pipeline: str) -> str:
+    return f"{pipeline}|{content_hash}"[:512]
 
 
 def _entry(value: str) -> Entry:
@@ -84,6 +89,16 @@ class Registry:
         """One document, read from the engine (not from the snapshot)."""
         rows = self._client.get(self._names.docs, ids=[doc_id], output_fields=["value"], consistency_level=STRONG)
         return _entry(rows[0]["value"]) if rows else None
+
+    def with_content(self, content_hash: str, pipeline: str) -> list[Entry]:
+        """The documents indexed from this content by this pipeline, read from the engine."""
+        rows = self._client.query(
+            self._names.docs,
+            filter=f"content == {json.dumps(content_key(content_hash, pipeline), ensure_ascii=False)}",
+            output_fields=["value"],
+            consistency_level=STRONG,
+        )
+        return [_entry(r["value"]) for r in rows]
 
     def put(self, doc: Document, gen: int, pipeline: str) -> None:
         self._client.upsert(self._names.docs, [_row(doc, gen, pipeline)])

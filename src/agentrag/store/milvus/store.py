@@ -145,12 +145,8 @@ class MilvusStore:
         return DocumentPage(page, len(docs))
 
     def documents_with_hash(self, content_hash: str, pipeline: str) -> list[Document]:
-        docs = [
-            e.document
-            for e in self._registry.entries()[1].values()
-            if e.document.content_hash == content_hash and e.pipeline == pipeline
-        ]
-        return sorted(docs, key=lambda d: d.doc_id)
+        # Asked for every new file ingest meets: a filtered read, not the whole registry after each write.
+        return sorted((e.document for e in self._registry.with_content(content_hash, pipeline)), key=lambda d: d.doc_id)
 
     def _insert(self, rows: list[dict[str, Any]]) -> None:
         for i in range(0, len(rows), _BATCH):
