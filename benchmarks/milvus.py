@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -206,7 +207,7 @@ def main() -> None:
         "--append", action="store_true", help="keep the rows of an earlier run in --out (a long benchmark in steps)"
     )
     args = parser.parse_args()
-    args.commands = [f"python benchmarks/milvus.py {' '.join(sys.argv[1:])}"]
+    args.commands = [f"python benchmarks/milvus.py {shlex.join(sys.argv[1:])}"]
     from tests.milvus_engine import milvus_engine
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -232,6 +233,7 @@ def main() -> None:
         for n in [int(n) for n in args.scale.split(",") if n]:
             scale_rows += scale([n], args.out, uri)
             save(args, quality_rows, scale_rows)
+        save(args, quality_rows, scale_rows)
     print(f"wrote {args.write}")
 
 
