@@ -344,10 +344,11 @@ def main() -> None:
             ROOT / "benchmarks" / "answers.md",
             ROOT / "benchmarks" / "mcp.md",
             ROOT / "benchmarks" / "workers.md",  # issue 12: written by benchmarks/workers.py
+            ROOT / "benchmarks" / "milvus.md",  # issue 12: the Milvus backend beside SQLite (benchmarks/milvus.py)
             ROOT / "benchmarks" / "scale.md",
             ROOT / "benchmarks" / "speed.md",
         ],
-        help="sections appended as they are (default: retrieval choices, answers, MCP, workers, scale, speed)",
+        help="sections appended as they are (default: retrieval choices, answers, MCP, workers, Milvus, scale, speed)",
     )
     parser.add_argument("--answers", action="store_true", help="also run `--task answer` in single, agent and auto")
     parser.add_argument("--answer-limit", type=int, default=None, help="first N queries for the answer runs")

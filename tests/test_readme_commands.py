@@ -132,7 +132,7 @@ def test_every_flag_of_the_command_line_synopsis_is_in_help() -> None:
             if words[0] == "agentrag":
                 words = words[1:]
             group = [w for w in words[:2] if re.fullmatch(r"[a-z]+", w)]
-            if group and group[0] in ("docs", "keys") and words[1:2] and re.fullmatch(r"[a-z]+", words[1]):
+            if group and group[0] in ("docs", "keys", "kb") and words[1:2] and re.fullmatch(r"[a-z]+", words[1]):
                 command = group[:2]
             else:
                 command = group[:1]

@@ -168,6 +168,9 @@ class KnowledgeBase:
         self.instance_id = Layout(settings.home).kb_instance_id(name)
         # Cache keys name the instance, not only the folder: a recreated knowledge base starts over.
         self._cache_namespace = f"{self.path.resolve()}#{self.instance_id}"
+        if settings.store.backend != "sqlite":  # the same name in another backend is another knowledge base
+            store = settings.store
+            self._cache_namespace += f"#{store.backend}:{store.uri}:{store.db_name}:{store.collection_prefix}"
         self.embedder = embedder or shared_embedder(settings.embedder)
         self._bound = False
         self._assistant: Assistant | None = None
@@ -201,13 +204,18 @@ class KnowledgeBase:
             settings = settings.model_copy(update={"home": Path(home)})
         layout = Layout(settings.home)
         kb_id = resolve_kb(settings.home, name)
-        if not create and not layout.store_file(kb_id).exists():
+        local = settings.store.backend == "sqlite"  # another backend's knowledge bases live in its engine
+        if not create and local and not layout.store_file(kb_id).exists():
             known = [f"{kb} ({shown})" if shown and shown != kb else kb for kb, shown in _named(layout)]
             hint = f" (known: {', '.join(known)})" if known else " (run `agentrag ingest` first)"
             raise KnowledgeBaseNotFound(f"no knowledge base {name!r} in {settings.home}{hint}")
         if create:
             claim_display_name(layout, kb_id, display_name or name, explicit=display_name is not None)
-        return cls(kb_id, settings, embedder, search_cache=search_cache)
+        knowledge_base = cls(kb_id, settings, embedder, search_cache=search_cache)
+        if not create and not local and knowledge_base.store.stats().embedder is None:
+            knowledge_base.close()
+            raise KnowledgeBaseNotFound(f"no knowledge base {name!r} in {settings.store.backend} (run ingest first)")
+        return knowledge_base
 
     @property
     def display_name(self) -> str:

@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from agentrag.errors import ConfigError
 from agentrag.layout import Layout
-from agentrag.vocab import Channel, JsonMode, LLMRole
+from agentrag.vocab import Channel, JsonMode, LLMRole, MilvusIndex, StoreBackend
 
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
@@ -201,7 +201,7 @@ class ServerSettings(_Section):
 
 
 class StoreSettings(_Section):
-    backend: Literal["sqlite"] = "sqlite"
+    backend: StoreBackend = StoreBackend.SQLITE
     ann_threshold: int = Field(
         20000,
         ge=0,
@@ -219,6 +219,18 @@ class StoreSettings(_Section):
         True,
         description="Rank BM25 with the inverted index saved beside the database (same scores as FTS5, in time "
         "that does not grow with every matching row); false ranks with FTS5 itself.",
+    )
+    uri: str | None = Field(
+        None,
+        description="Milvus: a server URL (http://host:19530) or a Milvus Lite file; default <kb dir>/milvus.db.",
+    )
+    token: str | None = Field(None, description="Milvus: 'user:password' or an API key (AGENTRAG_STORE__TOKEN).")
+    db_name: str = Field("", description="Milvus: the database to use; empty for the server's default one.")
+    collection_prefix: str = Field(
+        "agentrag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="Milvus: prefix of the collection names."
+    )
+    dense_index: MilvusIndex = Field(
+        MilvusIndex.FLAT, description="Milvus: the dense vector index (FLAT is exact, like the embedded store)."
     )
 
 

@@ -129,3 +129,18 @@ JsonMode = Literal["json_schema", "json_object", "none"]
 
 # Passage grades stay a Literal: they never reach a command line or a request model.
 Grade = Literal["correct", "ambiguous", "incorrect"]
+
+
+class MilvusIndex(StrEnum):
+    """The dense index types the Milvus backend creates (the ones Milvus Lite 2.5 and a server both build)."""
+
+    FLAT = "FLAT"
+    IVF_FLAT = "IVF_FLAT"
+    AUTOINDEX = "AUTOINDEX"
+
+
+class StoreBackend(StrEnum):
+    """Where a knowledge base keeps its data (`[store] backend`)."""
+
+    SQLITE = "sqlite"  # one embedded file per knowledge base
+    MILVUS = "milvus"  # a Milvus server or cluster, or a Milvus Lite file

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from agentrag.cli import answers, docs, evaluate, info, ingest, mcp_stdio, search, service
+from agentrag.cli import answers, docs, evaluate, info, ingest, kbs, mcp_stdio, search, service
 from agentrag.cli.common import err, set_debug
 
 app = typer.Typer(
@@ -49,6 +49,7 @@ def main_options(
 
 
 app.add_typer(docs.docs_app, name="docs")
+app.add_typer(kbs.kb_app, name="kb")
 app.add_typer(service.keys_app, name="keys")
 app.command(epilog=ingest.EXIT_CODES_HELP)(ingest.ingest)
 app.command()(search.search)

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentrag.cli.common import HomeOption, emit_json, err, friendly_errors, out, settings_for
 from agentrag.errors import ConfigError
-from agentrag.vocab import Channel, ExportFormat, Mode, Preset
+from agentrag.vocab import Channel, ExportFormat, Mode, Preset, StoreBackend
 
 if TYPE_CHECKING:
     from agentrag.eval.runner import EvalRun
@@ -73,6 +73,9 @@ def eval_command(
     ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
     export: ExportOption = None,
+    store: Annotated[
+        StoreBackend | None, typer.Option("--store", help="Store backend to measure \\[default: settings].")
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
@@ -85,6 +88,8 @@ def eval_command(
 
     _check_export(export, task)
     settings = settings_for(home)
+    if store is not None:
+        settings = settings.model_copy(update={"store": settings.store.model_copy(update={"backend": store})})
     embedder = shared_embedder(settings.embedder)
     quiet = json_out is not None and str(json_out) == "-"
     with Progress(

@@ -291,6 +291,7 @@ def _retrieval_result(
             "task": "retrieval",
             "channel": main_channel,
             "knowledge_base": kb_name,
+            "store": settings.store.backend.value,
             "ingest_reused": ingest["reused"],
             "chunks": ingest.get("chunks"),
             "channels": per_channel,

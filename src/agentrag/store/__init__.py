@@ -1,4 +1,5 @@
-"""Storage backends behind the `Store` protocol: the embedded SQLite store (default), built by `make_store`."""
+"""Storage backends behind the `Store` protocol: the embedded SQLite store (default) and Milvus, built by
+`make_store`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import TYPE_CHECKING
 from agentrag.store.base import Store, make_store
 
 if TYPE_CHECKING:
+    from agentrag.store.milvus import MilvusStore
     from agentrag.store.sqlite import SQLiteStore
 
-__all__ = ["SQLiteStore", "Store", "make_store"]
+__all__ = ["MilvusStore", "SQLiteStore", "Store", "make_store"]
 
 
 def __getattr__(name: str) -> object:
@@ -18,4 +20,8 @@ def __getattr__(name: str) -> object:
         from agentrag.store.sqlite import SQLiteStore
 
         return SQLiteStore
+    if name == "MilvusStore":
+        from agentrag.store.milvus import MilvusStore
+
+        return MilvusStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

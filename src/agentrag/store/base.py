@@ -101,7 +101,9 @@ class Store(Protocol):
 
     def batch(self) -> AbstractContextManager[None]:
         """Writes made inside are committed together when it ends (each still all or nothing on its own: one
-        that raises is undone alone); nothing is committed if the batch itself raises."""
+        that raises is undone alone); nothing is committed if the batch itself raises. A backend whose every
+        document has its own commit point (Milvus) commits each as it is written: a batch that raises keeps
+        those written before, each whole."""
         ...
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None: ...
@@ -163,4 +165,8 @@ def make_store(settings: StoreSettings, directory: Path) -> Store:
         from agentrag.store.sqlite import SQLiteStore
 
         return SQLiteStore(directory / STORE_FILE, settings)
+    if settings.backend == "milvus":
+        from agentrag.store.milvus import MilvusStore
+
+        return MilvusStore(directory, settings)
     raise ConfigError(f"store.backend: unknown backend {settings.backend!r}")
