@@ -172,6 +172,7 @@ def test_the_exports_load_with_ragas_and_deepevals_own_dataset_classes(tmp_path:
             f"{EVALTOOLS} is unset: it names the python of a venv with ragas and deepeval, which .ci/run builds "
             "(python3 -m venv .venv-evaltools && .venv-evaltools/bin/pip install -r .ci/evaltools-requirements.txt)"
         )
+    assert Path(python).is_file(), f"{EVALTOOLS}={python}: no such python (set, so this test must run, not skip)"
     data = dataset(tmp_path / "tiny")
     outs = [tmp_path / "out" / f"{fmt}.{ext}" for fmt in ("ragas", "deepeval") for ext in ("jsonl", "json")]
     records = {out.name: export(tmp_path, out.stem, out, data) for out in outs}
