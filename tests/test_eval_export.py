@@ -1,20 +1,24 @@
 """`agentrag eval --task answer --export ragas|deepeval OUT`: each question's input, answer, retrieved contexts and
 reference, in the field names Ragas and DeepEval read.
 
-Neither tool is installed here (Ragas pulls LangChain and Hugging Face `datasets`, DeepEval gRPC, OpenTelemetry
-and five pytest plugins), so the records are held to the fields of their dataset classes as documented in
-their sources: Ragas 0.4 `SingleTurnSample` (read by `EvaluationDataset.from_jsonl`) and DeepEval 4.x `Golden`
-(read by `EvaluationDataset.add_goldens_from_jsonl_file` / `add_goldens_from_json_file`)."""
+Neither tool is in agentrag's own venv (Ragas pulls LangChain and Hugging Face `datasets`, DeepEval gRPC,
+OpenTelemetry and five pytest plugins), so the records are held to the fields of their dataset classes as
+documented in their sources: Ragas 0.4 `SingleTurnSample` (read by `EvaluationDataset.from_jsonl`) and DeepEval
+`Golden` (read by `EvaluationDataset.add_goldens_from_jsonl_file` / `add_goldens_from_json_file`). CI also builds
+a separate venv with both tools (.ci/evaltools-requirements.txt) and the last test loads the files with their
+own classes in it."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agentrag.cli import app
@@ -155,3 +159,53 @@ def test_the_readme_makes_a_dataset_of_the_sample_and_exports_it(tmp_path: Path)
     assert "600" in first["response"]
     assert second["reference"] == data.queries[1].answers[0]
     assert "expense-policy-2025.md" in second["retrieved_context_ids"]
+
+
+# The python of a venv with ragas and deepeval; .ci/run sets it. Not AGENTRAG_...: that prefix is for settings.
+EVALTOOLS = "EVALTOOLS_PYTHON"
+
+
+def test_the_exports_load_with_ragas_and_deepevals_own_dataset_classes(tmp_path: Path) -> None:
+    python = os.environ.get(EVALTOOLS)
+    if not python:
+        pytest.skip(
+            f"{EVALTOOLS} is unset: it names the python of a venv with ragas and deepeval, which .ci/run builds "
+            "(python3 -m venv .venv-evaltools && .venv-evaltools/bin/pip install -r .ci/evaltools-requirements.txt)"
+        )
+    assert Path(python).is_file(), f"{EVALTOOLS}={python}: no such python (set, so this test must run, not skip)"
+    data = dataset(tmp_path / "tiny")
+    outs = [tmp_path / "out" / f"{fmt}.{ext}" for fmt in ("ragas", "deepeval") for ext in ("jsonl", "json")]
+    records = {out.name: export(tmp_path, out.stem, out, data) for out in outs}
+    # Their telemetry off, a developer's .env unread, and every HTTP client sent to a closed port: the load is offline.
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env |= {"DEEPEVAL_TELEMETRY_OPT_OUT": "YES", "RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_DISABLE_DOTENV": "1"}
+    env |= {"HF_HUB_OFFLINE": "1"} | dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"), "http://127.0.0.1:9")
+    script = Path(__file__).with_name("evaltools_load.py")
+    done = subprocess.run(
+        [python, str(script), *map(str, outs)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    read = json.loads(done.stdout.splitlines()[-1])
+    assert set(read["ragas"]) == {"from_jsonl", "from_list"}, read["versions"]
+    readers = {"add_goldens_from_jsonl_file", "add_goldens_from_json_file", "add_test_cases_from_json_file"}
+    assert set(read["deepeval"]) == readers, read["versions"]
+    for how, samples in read["ragas"].items():
+        assert len(samples) == 2, how
+        first = samples[0]
+        assert first["user_input"] == "What does error E1042 mean?", how
+        assert first["response"] == records["ragas.jsonl"][0]["response"], how
+        assert "quota is exhausted" in first["response"], how
+        assert "Error E1042 means the quota is exhausted." in first["retrieved_contexts"], how
+        assert first["reference"] == "quota is exhausted", how
+        assert first["reference_context_ids"] == ["d3"], how
+        assert samples[1]["user_input"] == "一线城市出差住宿标准是多少？", how
+    for how, goldens in read["deepeval"].items():
+        assert len(goldens) == 2, how
+        first = goldens[0]
+        assert first["input"] == "What does error E1042 mean?", how
+        assert first["actual_output"] == records["deepeval.json"][0]["actual_output"], how
+        assert "Error E1042 means the quota is exhausted." in first["retrieval_context"], how
+        assert first["expected_output"] == "quota is exhausted", how
+        assert goldens[1]["input"] == "一线城市出差住宿标准是多少？", how
+    for how in ("add_goldens_from_jsonl_file", "add_goldens_from_json_file"):
+        assert read["deepeval"][how][0]["additional_metadata"]["answers"] == QUERIES[0]["answers"], how
