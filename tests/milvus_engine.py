@@ -2,7 +2,8 @@
 local port, run from its own virtual environment (its `setuptools<80` pin must not constrain the main one).
 
 The environment is `.venv-milvus` beside the repo, made from `.ci/milvus-lite.txt` when it is missing
-(`.ci/run` makes it up front); `AGENTRAG_TEST_MILVUS_PYTHON` names another interpreter that has milvus-lite.
+(`.ci/run` makes it up front); `MILVUS_LITE_PYTHON` names another interpreter that has milvus-lite (not an
+`AGENTRAG_` variable: those are settings, and an unknown one is an error).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ server._p.wait()
 
 def engine_python() -> Path:
     """The interpreter that has milvus-lite 2.5, made from the repo's requirements file if need be."""
-    named = os.environ.get("AGENTRAG_TEST_MILVUS_PYTHON")
+    named = os.environ.get("MILVUS_LITE_PYTHON")
     if named:
         return Path(named)
     venv = REPO / ".venv-milvus"
