@@ -33,6 +33,9 @@ ExportOption = Annotated[
         "in the field names Ragas or DeepEval read (JSON Lines; a JSON array when OUT ends in .json).",
     ),
 ]
+StoreOption = Annotated[
+    StoreBackend | None, typer.Option("--store", help="Store backend to measure \\[default: settings].")
+]
 
 
 def _check_export(export: tuple[ExportFormat, Path] | None, task: TaskChoice) -> None:
@@ -73,16 +76,13 @@ def eval_command(
     ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write a Markdown report (+ PNG chart) here.")] = None,
     export: ExportOption = None,
-    store: Annotated[
-        StoreBackend | None, typer.Option("--store", help="Store backend to measure \\[default: settings].")
-    ] = None,
+    store: StoreOption = None,
     home: HomeOption = None,
 ) -> None:
     """Measure retrieval or answers on a benchmark-format dataset; the knowledge base is built once and reused.
 
     Example: agentrag eval ../shared/data/musique --json musique.json --report musique.md
     """
-    from agentrag.eval.report import write_report
     from agentrag.eval.runner import run_eval
     from agentrag.kb import shared_embedder
 
@@ -122,6 +122,14 @@ def eval_command(
             mode=mode,
             preset=preset,
         )
+    _write_outputs(run, json_out, report, export, quiet)
+
+
+def _write_outputs(
+    run: EvalRun, json_out: Path | None, report: Path | None, export: tuple[ExportFormat, Path] | None, quiet: bool
+) -> None:
+    from agentrag.eval.report import write_report
+
     result = run.result
     if json_out is not None:
         if quiet:
