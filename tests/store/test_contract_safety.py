@@ -86,8 +86,11 @@ def test_a_reader_never_sees_half_a_replaced_document(open_store: Opener) -> Non
     seen: list[tuple[str, ...]] = []
 
     def write() -> None:
-        for i in range(12):
+        # At least 12 replaces, and on until the reader has looked often enough (a busy machine schedules it less).
+        i = 0
+        while i < 12 or (len([s for s in seen if s]) <= 3 and i < 400):
             put(writer, "a", versions["new" if i % 2 == 0 else "old"], seed=i)  # type: ignore[arg-type]
+            i += 1
         stop.set()
 
     thread = threading.Thread(target=write)
