@@ -14,7 +14,7 @@ import pytest
 from agentrag.settings import load_settings
 from tests.agent.test_agent_llm import ROLES, role_of
 from tests.llm_server import Reply, ScriptedLLM, error, prompt_text, text
-from tests.server.conftest import Running, start
+from tests.server.conftest import Running, serving
 from tests.server.test_answer_fields import sse_events
 from tests.server.test_api import AURORA, make_kb, upload
 
@@ -47,12 +47,8 @@ def with_llm(tmp_path: Path) -> Iterator[Running]:
             "max_retries": 0,
         }
         settings = load_settings(tmp_path / "home", server={"requests_per_minute": 600}, llm=llm_config)
-        server, thread, url = start(settings)
-        try:
-            yield Running(url=url, settings=settings, admin=Running(url, settings, "").key(admin=True))
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+        with serving(settings) as running:
+            yield running
 
 
 def expected(usage: dict[str, Any]) -> dict[str, int]:
