@@ -5,6 +5,8 @@ vectors in as a scan reads them) and `dense-g{G}.usearch` the HNSW graph (opened
 generation the file reflects. Files are written whole under a temporary name and renamed, never changed in
 place, so a process still mapping an older file keeps reading it. What changed since a file was saved is
 replayed from the chunk change log into a `Layered` index, not written back, until it is worth a rewrite.
+A large `.exact` file gets `dense-g{G}.i8` beside it on its first open (int8 codes that pick the rows a scan
+must score: `dense_codes`), and loses it with itself.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from agentrag.store import dense_codes
 from agentrag.store.dense import ExactIndex, Keys, Matrix, UsearchIndex, top_k
+from agentrag.store.dense_codes import Int8Codes, codes_path
 
 _MAGIC = b"AGRDNS01"
 _HEADER = struct.Struct("<8sqq")  # magic, rows, dim
-SUFFIXES = {"exact": ".exact", "ann": ".usearch"}
+SUFFIXES = {"exact": ".exact", "ann": ".usearch", "codes": dense_codes.SUFFIX}
 
 
 def file_for(directory: Path, generation: int, kind: str) -> Path:
@@ -39,8 +43,10 @@ def saved_files(directory: Path, kind: str | None = None) -> list[tuple[int, Pat
 
 
 def remove_others(directory: Path, keep: Path) -> None:
+    """Every saved dense file but `keep` and the int8 codes that go with it."""
+    kept = {keep, codes_path(keep)}
     for _, path in saved_files(directory):
-        if path != keep:
+        if path not in kept:
             path.unlink(missing_ok=True)
 
 
@@ -69,11 +75,12 @@ class MappedExact:
 
     kind = "exact"
 
-    def __init__(self, keys: Keys, matrix: Matrix) -> None:
+    def __init__(self, keys: Keys, matrix: Matrix, codes: Int8Codes | None = None) -> None:
         self._keys = keys  # ascending
         self._matrix = matrix
         self._alive = np.ones(len(keys), dtype=bool)
         self._count = len(keys)
+        self._codes = codes  # the rows worth scoring exactly (large files only): see dense_codes
 
     @classmethod
     def open(cls, path: Path, dim: int) -> MappedExact:
@@ -90,7 +97,9 @@ class MappedExact:
             return cls(np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32))
         keys = np.fromfile(path, dtype="<i8", count=rows, offset=_HEADER.size).astype(np.int64)
         mapped = np.memmap(path, dtype="<f4", mode="r", offset=_HEADER.size + rows * 8, shape=(rows, dim))
-        return cls(keys, mapped.view(np.ndarray))
+        matrix = mapped.view(np.ndarray)
+        codes = Int8Codes.beside(path, keys, matrix) if rows >= dense_codes.MIN_ROWS else None
+        return cls(keys, matrix, codes)
 
     def __len__(self) -> int:
         return self._count
@@ -119,6 +128,12 @@ class MappedExact:
     def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = self._rows(np.asarray(allowed, dtype=np.int64))
+            scores = self._matrix[rows] @ query
+            best = top_k(scores, k)
+            return self._keys[rows[best]], scores[best]
+        if self._codes is not None:
+            # Only the rows whose int8 bounds reach the k-th best are read in float32: the same top k.
+            rows = self._codes.candidates(query, k, self._alive if self._count < len(self._keys) else None)
             scores = self._matrix[rows] @ query
             best = top_k(scores, k)
             return self._keys[rows[best]], scores[best]
