@@ -24,7 +24,16 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
     if n == 0 or k <= 0:
         return np.zeros(0, dtype=np.intp)
     k = min(k, n)
-    idx = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+    if k < n:
+        idx = np.argpartition(-scores, k - 1)[:k]
+        # argpartition picks any of the rows tied with the k-th score: take the first ones, so a scan over
+        # a subset of the rows (dense_codes) keeps the same ones as a scan over all of them.
+        kth = scores[idx].min()
+        if np.count_nonzero(scores == kth) > np.count_nonzero(scores[idx] == kth):
+            above = np.flatnonzero(scores > kth)
+            idx = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
+    else:
+        idx = np.arange(n)
     return idx[np.lexsort((idx, -scores[idx]))]
 
 

@@ -1,0 +1,176 @@
+"""The int8 codes beside a large exact dense file: the rows they pick always hold the full scan's top k (same
+keys, same order, same scores), and the file lives and dies with its `.exact` file; a damaged one is rebuilt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentrag.store import dense_codes
+from agentrag.store.dense_codes import Int8Codes, codes_path
+from agentrag.store.dense_files import MappedExact, write_exact
+from agentrag.store.sqlite import SQLiteStore, derived
+from agentrag.types import SearchFilter
+from tests.store.test_dense_files import files, open_store
+from tests.store.test_sqlite import put, unit
+
+
+def e5_like(rows: int, dim: int, seed: int = 0) -> np.ndarray:
+    """Unit vectors around one shared direction, as e5's are (cosines between passages of 0.7-0.9)."""
+    rng = np.random.default_rng(seed)
+    common = rng.standard_normal(dim)
+    matrix = 3 * common / np.linalg.norm(common) + rng.standard_normal((rows, dim)) / np.sqrt(dim)
+    return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+
+
+def full_scan(keys: np.ndarray, matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[list[int], np.ndarray]:
+    scores = matrix @ query
+    order = np.lexsort((keys, -scores))[:k]  # best first, ties by key: the index's order
+    return keys[order].tolist(), scores[order]
+
+
+def test_the_picked_rows_give_the_full_scans_top_k(tmp_path: Path) -> None:
+    matrix = e5_like(3000, 64)
+    matrix[1500] = matrix[10]  # an exact tie: the smaller key comes first, as in a full scan
+    keys = np.arange(1, 3001, dtype=np.int64) * 3
+    write_exact(tmp_path / "dense-g1.exact", keys, matrix)
+    index = MappedExact.open(tmp_path / "dense-g1.exact", 64)
+    assert index._codes is not None
+    assert codes_path(tmp_path / "dense-g1.exact").exists()
+    index.remove(keys[[4, 77, 2500]])
+    alive = np.ones(3000, dtype=bool)
+    alive[[4, 77, 2500]] = False
+    rng = np.random.default_rng(7)
+    near = matrix[:40] + 0.3 * rng.standard_normal((40, 64))
+    queries = [matrix[10], matrix[4]] + [q / np.linalg.norm(q) for q in near]
+    for query in queries:
+        query = query.astype(np.float32)
+        for k in (1, 10, 50):
+            got_keys, got_scores = index.search(query, k)
+            want_keys, want_scores = full_scan(keys[alive], matrix[alive], query, k)
+            assert got_keys.tolist() == want_keys
+            assert np.allclose(got_scores, want_scores, rtol=1e-6, atol=1e-7)
+    first, _ = index.search(matrix[10], 2)
+    assert first.tolist() == [keys[10], keys[1500]]
+    picked = index._codes.candidates(matrix[10], 50, index._alive)
+    assert len(picked) < 1500, "the codes spare most rows the float32 read"
+
+
+def test_a_zero_query_and_more_k_than_rows(tmp_path: Path) -> None:
+    matrix = e5_like(2100, 16, seed=3)
+    keys = np.arange(2100, dtype=np.int64)
+    write_exact(tmp_path / "dense-g2.exact", keys, matrix)
+    index = MappedExact.open(tmp_path / "dense-g2.exact", 16)
+    got, scores = index.search(np.zeros(16, dtype=np.float32), 5)
+    assert got.tolist() == [0, 1, 2, 3, 4]
+    assert not scores.any()
+    assert len(index.search(matrix[0], 5000)[0]) == 2100
+
+
+@pytest.fixture
+def small_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense_codes, "MIN_ROWS", 20)
+
+
+def expected(store: SQLiteStore, query: np.ndarray, k: int) -> list[int]:
+    keys, matrix = store._derived.load_vectors()
+    return full_scan(keys, matrix, query, k)[0]
+
+
+def dense_keys(store: SQLiteStore, query: np.ndarray, k: int, flt: SearchFilter | None = None) -> list[int]:
+    return [key for key, _ in store.search_dense(query, k, flt)]
+
+
+def filled(path: Path, n: int = 60) -> SQLiteStore:
+    store = open_store(path, 1000)
+    for i in range(n):
+        put(store, f"d{i}", [f"text {i}", f"more {i}"], seed=i)
+    store.optimize()
+    return store
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_codes_are_saved_beside_the_exact_file_and_reopened_without_a_write(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    generation = store.generation
+    assert set(files(path)) == {f"dense-g{generation}.exact", f"dense-g{generation}.i8"}
+    for seed in (300, 1201, 4400):
+        assert dense_keys(store, unit(seed), 10) == expected(store, unit(seed), 10)
+    store.close()
+    before = files(path)
+    reopened = open_store(path, 1000)
+    assert reopened._derived.dense().base._codes is not None  # type: ignore[attr-defined]
+    assert dense_keys(reopened, unit(1201), 10) == expected(reopened, unit(1201), 10)
+    assert files(path) == before, "opening wrote nothing"
+
+
+@pytest.mark.usefixtures("small_codes")
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "other keys"])
+def test_a_damaged_code_file_is_rebuilt_from_the_dense_file(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    want = expected(store, unit(3300), 10)
+    store.close()
+    (codes,) = path.parent.glob("dense-g*.i8")
+    if damage == "truncated":
+        codes.write_bytes(codes.read_bytes()[:-7])
+    elif damage == "garbage":
+        codes.write_bytes(b"\x00" * codes.stat().st_size)
+    else:  # a code file of another knowledge base, same size: the key checksum tells them apart
+        other = filled(tmp_path / "other" / "store.sqlite")
+        other.close()
+        (theirs,) = (tmp_path / "other").glob("dense-g*.i8")
+        codes.write_bytes(theirs.read_bytes())
+    reopened = open_store(path, 1000)
+    assert dense_keys(reopened, unit(3300), 10) == want
+    (exact,) = path.parent.glob("dense-g*.exact")
+    keys = MappedExact.open(exact, 8)._keys
+    assert len(Int8Codes.open(codes, keys, 8)) == 120, "the rebuilt file is whole again"
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_changes_since_the_save_are_replayed_over_the_codes(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    store.close()
+    other = open_store(path, 1000)
+    other.delete_document("d12")
+    put(other, "new", ["fresh"], seed=55)
+    put(other, "d3", ["replaced"], seed=77)
+    other.close()
+    before = files(path)
+    reopened = open_store(path, 1000)
+    for seed in (1200, 1201, 5500, 7700, 300, 301):
+        assert dense_keys(reopened, unit(seed), 20) == expected(reopened, unit(seed), 20)
+    found = reopened.get_chunks([key for key, _ in reopened.search_dense(unit(1200), 200)])
+    assert "d12" not in {c.doc_id for c in found}
+    assert len(found) == 118
+    assert files(path) == before
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_a_rewrite_replaces_both_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(derived, "_REPLAY_MIN", 5)
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path, 30)
+    for i in range(30, 60):
+        put(store, f"d{i}", [f"text {i}"], seed=i)
+    store.delete_document("d7")
+    store.optimize()
+    generation = store.generation
+    assert set(files(path)) == {f"dense-g{generation}.exact", f"dense-g{generation}.i8"}
+    assert dense_keys(store, unit(4500), 5) == expected(store, unit(4500), 5)
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_filters_still_return_k_hits(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    flt = SearchFilter(doc_ids=[f"d{i}" for i in range(0, 60, 2)])
+    got = store.get_chunks(dense_keys(store, unit(100), 10, flt))
+    assert len(got) == 10
+    assert all(int(c.doc_id[1:]) % 2 == 0 for c in got)
+    assert len(dense_keys(store, unit(100), 60, flt)) == 60
