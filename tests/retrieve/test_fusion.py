@@ -35,3 +35,37 @@ def test_score_fusion_of_a_missing_key_counts_zero_for_that_channel() -> None:
     )
     assert fused[2] == 0.0
     assert fused[3] == 0.5
+
+
+def _loop_fusion(channels: dict[str, list[tuple[int, float]]], weights: dict[str, float]) -> list[tuple[int, float]]:
+    """The loop score fusion was before it ran over arrays: the arrays must give these results bit for bit."""
+    fused: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for name, results in channels.items():
+        if not results:
+            continue
+        lo, hi = min(s for _, s in results), max(s for _, s in results)
+        for rank, (key, s) in enumerate(results, start=1):
+            value = (s - lo) / (hi - lo) if hi > lo else 1.0
+            fused[key] = fused.get(key, 0.0) + weights.get(name, 1.0) * value
+            best[key] = min(best.get(key, rank), rank)
+    return sorted(fused.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+
+
+def test_score_fusion_over_arrays_equals_the_loop_bit_for_bit() -> None:
+    import random
+
+    rng = random.Random(5)
+    for trial in range(300):
+        pool = list(range(1, 80))
+        channels = {
+            name: [(key, rng.choice([rng.random() * 20, 0.5, 1.0])) for key in rng.sample(pool, rng.randint(0, 50))]
+            for name in ("bm25", "dense", "feedback")
+        }
+        for results in channels.values():
+            results.sort(key=lambda kv: -kv[1])
+        if trial % 7 == 0:
+            channels["dense"] = channels["dense"][:1]
+        weights = {"bm25": 0.4, "dense": 0.3, "feedback": 0.3}
+        assert score_fusion(channels, weights) == _loop_fusion(channels, weights)
+    assert score_fusion({"bm25": [], "dense": []}, weights) == []

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from agentrag.store.base import ChannelResult
 
 
@@ -26,23 +28,28 @@ def rrf(channels: Mapping[str, ChannelResult], weights: Mapping[str, float], k: 
     return sorted(fused.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
 
 
-def _min_max(results: ChannelResult) -> list[tuple[int, float]]:
-    if not results:
-        return []
-    scores = [s for _, s in results]
-    lo, hi = min(scores), max(scores)
-    if hi <= lo:
-        return [(key, 1.0) for key, _ in results]
-    return [(key, (s - lo) / (hi - lo)) for key, s in results]
-
-
 def score_fusion(channels: Mapping[str, ChannelResult], weights: Mapping[str, float]) -> list[tuple[int, float]]:
-    """Weighted sum of min-max normalised channel scores; a key missing from a channel gets 0 there."""
-    fused: dict[int, float] = {}
-    best: dict[int, int] = {}
+    """Weighted sum of min-max normalised channel scores; a key missing from a channel gets 0 there.
+
+    Over arrays (it runs twice per hybrid search, on 100-150 candidates): the same float64 operations in the
+    same order as a loop over the channels, so the fused scores are bit for bit those of the loop."""
+    keys, values, ranks = [], [], []
     for name, results in channels.items():
+        if not results:
+            continue
         weight = weights.get(name, 1.0)
-        for rank, (key, value) in enumerate(_min_max(results), start=1):
-            fused[key] = fused.get(key, 0.0) + weight * value
-            best[key] = min(best.get(key, rank), rank)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+        channel_keys, scores = zip(*results, strict=True)
+        score = np.asarray(scores, dtype=np.float64)
+        lo, hi = score.min(), score.max()
+        normalised = (score - lo) / (hi - lo) if hi > lo else np.ones(len(score))
+        keys.append(np.asarray(channel_keys, dtype=np.int64))
+        values.append(weight * normalised)
+        ranks.append(np.arange(1, len(score) + 1))
+    if not keys:
+        return []
+    unique, where = np.unique(np.concatenate(keys), return_inverse=True)
+    fused = np.bincount(where, weights=np.concatenate(values), minlength=len(unique))  # adds in channel order
+    best = np.full(len(unique), np.iinfo(np.int64).max)
+    np.minimum.at(best, where, np.concatenate(ranks))
+    order = np.lexsort((unique, best, -fused))
+    return list(zip(unique[order].tolist(), fused[order].tolist(), strict=True))

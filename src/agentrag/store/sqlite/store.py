@@ -27,6 +27,7 @@ from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, Docu
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
+from agentrag.store.sqlite.fingerprints import Fingerprints
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import (
     count_chunks,
@@ -74,6 +75,7 @@ class SQLiteStore:
         self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
+        self._fingerprints = Fingerprints(self._con)
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -376,13 +378,8 @@ class SQLiteStore:
         return [self._chunk(r) for r in rows]
 
     def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
-        if not keys:
-            return {}
         with self._lock:
-            rows = self._con.execute(
-                f"SELECT key, fingerprint FROM chunks WHERE key IN ({','.join('?' * len(keys))})", keys
-            ).fetchall()
-        return {int(k): str(f) for k, f in rows}
+            return self._fingerprints.get(keys) if keys else {}
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
