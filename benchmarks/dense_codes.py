@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
     parser.add_argument("--sets", default="hotpotqa,musique,cmrc2018")
-    parser.add_argument("--sizes", default="1000,2000,4000,9400")
+    parser.add_argument("--sizes", default="1000,2000,3000,4000,5000,6500,8000,9400")
     args = parser.parse_args()
     one_blas_thread()
     for name in args.sets.split(","):

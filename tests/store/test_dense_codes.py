@@ -25,12 +25,18 @@ def e5_like(rows: int, dim: int, seed: int = 0) -> np.ndarray:
     return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
 
 
+@pytest.fixture
+def small_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense_codes, "MIN_ROWS", 20)
+
+
 def full_scan(keys: np.ndarray, matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[list[int], np.ndarray]:
     scores = matrix @ query
     order = np.lexsort((keys, -scores))[:k]  # best first, ties by key: the index's order
     return keys[order].tolist(), scores[order]
 
 
+@pytest.mark.usefixtures("small_codes")
 def test_the_picked_rows_give_the_full_scans_top_k(tmp_path: Path) -> None:
     matrix = e5_like(3000, 64)
     matrix[1500] = matrix[10]  # an exact tie: the smaller key comes first, as in a full scan
@@ -58,6 +64,7 @@ def test_the_picked_rows_give_the_full_scans_top_k(tmp_path: Path) -> None:
     assert len(picked) < 1500, "the codes spare most rows the float32 read"
 
 
+@pytest.mark.usefixtures("small_codes")
 def test_a_zero_query_and_more_k_than_rows(tmp_path: Path) -> None:
     matrix = e5_like(2100, 16, seed=3)
     keys = np.arange(2100, dtype=np.int64)
@@ -67,11 +74,6 @@ def test_a_zero_query_and_more_k_than_rows(tmp_path: Path) -> None:
     assert got.tolist() == [0, 1, 2, 3, 4]
     assert not scores.any()
     assert len(index.search(matrix[0], 5000)[0]) == 2100
-
-
-@pytest.fixture
-def small_codes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dense_codes, "MIN_ROWS", 20)
 
 
 def expected(store: SQLiteStore, query: np.ndarray, k: int) -> list[int]:
@@ -149,6 +151,13 @@ def test_changes_since_the_save_are_replayed_over_the_codes(tmp_path: Path) -> N
     assert "d12" not in {c.doc_id for c in found}
     assert len(found) == 118
     assert files(path) == before
+
+
+def test_a_small_file_gets_no_codes(tmp_path: Path) -> None:
+    matrix = e5_like(300, 16)
+    write_exact(tmp_path / "dense-g3.exact", np.arange(300, dtype=np.int64), matrix)
+    assert MappedExact.open(tmp_path / "dense-g3.exact", 16)._codes is None
+    assert not codes_path(tmp_path / "dense-g3.exact").exists()
 
 
 @pytest.mark.usefixtures("small_codes")

@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 
 _MAGIC = b"AGRI8C01"
 _HEADER = struct.Struct("<8sqqI")  # magic, rows, dim, crc32 of the keys (ties the codes to their .exact file)
-# Below this many rows a float32 scan is as cheap as the codes' fixed costs (quantising the query, the bounds,
-# the gather): measured in benchmarks/scale.md's "int8 first stage" section.
-MIN_ROWS = 2048
+# Below this many rows a float32 scan is cheaper than the codes' fixed costs (quantising the query, the bounds,
+# the gather): on hotpotqa's e5 vectors 0.16 against 0.21-0.23 ms at 3,000 rows, 0.43-0.71 against 0.31-0.33 at
+# 5,000 (benchmarks/dense_codes.py; benchmarks/scale.md).
+MIN_ROWS = 4096
 SUFFIX = ".i8"
 # Float32 rounding in the bounds and in the exact rescoring is far below this; it keeps every row whose exact
 # score could tie the k-th inside the candidates.
