@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 _MAGIC = b"AGRI8C01"
 _HEADER = struct.Struct("<8sqqI")  # magic, rows, dim, crc32 of the keys (ties the codes to their .exact file)
 # Below this many rows a float32 scan is cheaper than the codes' fixed costs (quantising the query, the bounds,
-# the gather): on hotpotqa's e5 vectors 0.16 against 0.21-0.23 ms at 3,000 rows, 0.43-0.71 against 0.31-0.33 at
-# 5,000 (benchmarks/dense_codes.py; benchmarks/scale.md).
+# the gather): on hotpotqa's e5 vectors 0.11 against 0.14 ms at 3,000 rows, even at 4,000, 0.24 against 0.19 at
+# 5,000 (benchmarks/dense_codes.py, in benchmarks/scale.md).
 MIN_ROWS = 4096
 SUFFIX = ".i8"
 # Float32 rounding in the bounds and in the exact rescoring is far below this; it keeps every row whose exact
