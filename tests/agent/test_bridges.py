@@ -52,14 +52,16 @@ def kb(settings: Settings, embedder: Embedder, tmp_path: Path) -> Iterator[Knowl
 
 
 def test_an_answer_that_is_a_passage_s_subject_is_followed_into_that_passage(kb: KnowledgeBase) -> None:
-    """"The Fyre Festival" answers "which festival", not "where": its own passage (titled by it) says where."""
-    answer = kb.ask("Where was the music festival Billy McFarland was charged with wire fraud over supposed to take place?")
+    """The Fyre Festival answers "which festival", not "where": its own passage (titled by it) says where."""
+    answer = kb.ask(
+        "Where was the music festival Billy McFarland was charged with wire fraud over supposed to take place?"
+    )
     assert answer.short_answer is not None
     assert "Great Exuma" in answer.short_answer, answer.answer
 
 
 def test_an_answer_whose_passage_says_it_is_the_kind_asked_for_is_not_followed(kb: KnowledgeBase) -> None:
-    """"Which coach": Anthony Lynn's own passage says he is a coach, so his passage's Denver Broncos is not the answer."""
+    """For "which coach", Anthony Lynn's own passage says he is a coach: its Denver Broncos is not the answer."""
     answer = kb.ask("The 2017 Los Angeles Chargers season was the first under which coach?")
     assert answer.short_answer == "Anthony Lynn", answer.answer
 
@@ -123,3 +125,31 @@ def test_a_value_missing_from_the_best_passage_is_read_from_the_passage_about_wh
         )
     assert answer.short_answer is not None
     assert answer.short_answer.startswith("552"), answer.answer
+
+
+def test_both_yes_no_checks_the_attribute_in_each_subject_s_passage(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    root = tmp_path / "docs"
+    write(root / "marray.md", "# Jonathan Marray\n\nJonathan Marray is a British former professional tennis player.\n")
+    write(root / "black.md", "# Wayne Black\n\nWayne Black is a former professional tennis player from Zimbabwe.\n")
+    write(root / "murray.md", "# Jamie Murray\n\nJamie Murray is a British professional tennis player.\n")
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root])
+        assert kb.ask("Are both Jonathan Marray and Wayne Black British?").short_answer == "no"
+        assert kb.ask("Are both Jonathan Marray and Jamie Murray British?").short_answer == "yes"
+
+
+def test_two_things_one_person_did_are_not_compared_side_by_side() -> None:
+    from agentrag.agent.planner import comparison_entities
+
+    assert comparison_entities("Who worked on the origins of Mickey Mouse and created Oswald the Lucky Rabbit?") == []
+    assert comparison_entities("Are both Jonathan Marray and Wayne Black British?") == [
+        "Jonathan Marray",
+        "Wayne Black",
+    ]
+    assert comparison_entities("Is the Marsilea or the Brabejum the genus of more species?") == ["Marsilea", "Brabejum"]
+    assert comparison_entities("Which costs more, the Standard plan or the Enterprise plan?") == [
+        "Standard",
+        "Enterprise",
+    ]

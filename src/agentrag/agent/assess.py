@@ -28,8 +28,8 @@ from agentrag.agent.selection import (
     W_TARGET,
     W_TYPE,
     Scored,
-    asked,
     Selector,
+    asked,
     holds_answer,
     short_answer,
 )
@@ -243,7 +243,11 @@ def _linked_value(
         subject = selector.title(unit.block)
         if unit.block == best.unit.block or len(subject) < 4 or subject not in here:
             continue
-        if (scored.typed or holds_answer(part, unit)) and (value := short_answer(part, unit)) and not asked(part, value):
+        if (
+            (scored.typed or holds_answer(part, unit))
+            and (value := short_answer(part, unit))
+            and not asked(part, value)
+        ):
             return replace(scored, met=best.met), [best.unit]
     return None
 

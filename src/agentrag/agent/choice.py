@@ -29,7 +29,9 @@ _LESS = re.compile(
     re.I,
 )
 _YES_NO_SCAFFOLD = frozenset(
-    tokenize_query("both same also each either all located found nationality country profession occupation kind type genre")
+    tokenize_query(
+        "both same also each either all located found nationality country profession occupation kind type genre"
+    )
 )
 _YEAR = re.compile(r"(?<!\d)(1[0-9]\d\d|20\d\d)(?!\d)")
 _NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?")
@@ -109,5 +111,7 @@ def yes_or_no(part: QuestionPart, best: Scored, selector: Selector) -> str:
     # Checked in the passages about the subject when there are any (its page), else in the best unit's passage.
     subject = normalize_for_match(part.side or (part.constraints[0].text if part.constraints else ""))
     pages = [b.n for b in selector.context.blocks if subject and subject in selector.title(b.n)] or [best.unit.block]
-    stated = frozenset().union(*(unit_tokens(selector.context.blocks[n - 1].text) | selector.headings(n) for n in pages))
+    stated = frozenset().union(
+        *(unit_tokens(selector.context.blocks[n - 1].text) | selector.headings(n) for n in pages)
+    )
     return "yes" if len(wanted & stated) / len(wanted) >= YES_SHARE else "no"

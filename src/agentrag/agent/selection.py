@@ -258,7 +258,9 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         keep = {(v.start, v.end) for v in named}
         found = [v for v in found if (v.start, v.end) in keep] or found
     if kind == AnswerType.DATE and _ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
-        found = [Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))]
+        found = [
+            Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
+        ]
     change = _CHANGE.search(unit.text)
     if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
         at = change.start("new") if change.group("new") else change.start("new_en")
