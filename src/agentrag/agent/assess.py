@@ -235,20 +235,18 @@ def _linked_value(
 ) -> tuple[Scored, list[Unit]] | None:
     """When the best unit holds no value of the asked kind, the value may be in the passage about something it
     names: "The Peak Galleria ... near the summit of Victoria Peak" → Victoria Peak's passage gives its elevation."""
-    if part.answer_type not in VALUE_TYPES or has_cjk(part.text):
-        return None
+    if part.answer_type not in VALUE_TYPES or part.answer_type == AnswerType.PERSON or has_cjk(part.text):
+        return None  # who: a person named a hop away is as often the wrong one (an incident's commander, not its owner)
     here = selector.passage(best.unit.block)
     for scored in ranked[:NESTED_CONSIDERED]:
         unit = scored.unit
         subject = selector.title(unit.block)
         if unit.block == best.unit.block or len(subject) < 4 or subject not in here:
             continue
-        if (
-            (scored.typed or holds_answer(part, unit))
-            and (value := short_answer(part, unit))
-            and not asked(part, value)
-        ):
-            return replace(scored, met=best.met), [best.unit]
+        value = short_answer(part, unit) if scored.typed or holds_answer(part, unit) else None
+        if not value or asked(part, value):
+            continue
+        return replace(scored, met=best.met), [best.unit]
     return None
 
 
