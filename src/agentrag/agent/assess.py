@@ -12,6 +12,7 @@ A question none of whose parts is answered is "not found" (stop reason no_eviden
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -28,10 +29,12 @@ from agentrag.agent.selection import (
     W_TYPE,
     Scored,
     Selector,
+    asked,
     holds_answer,
     short_answer,
 )
 from agentrag.agent.units import ChunkAt, Unit, context_units
+from agentrag.agent.values import looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
 from agentrag.types import Conflict, SubQuery
@@ -147,21 +150,53 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
     return (best[0], best[1], paths[best[1].unit]) if best else None
 
 
-def _follow_bridge(part: QuestionPart, best: Scored, ranked: list[Scored]) -> tuple[Scored, list[Unit]] | None:
-    """When the best unit's answer is itself named by another good unit, it was a bridge, not the answer: "McFarland
-    was charged ... related to the Fyre Festival" → "The Fyre Festival was ... on the island of Great Exuma"."""
+# "which coach", "what retired Argentine footballer": the words naming the kind of thing asked for.
+_ASKED_KIND = re.compile(
+    r"\b(?:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had|that|who|which|by|of|in|for|to|from|"
+    r"with|on|at|and)\b)[\w'-]+\s*){1,3})",
+    re.I,
+)
+_PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
+LEAD_CHARS = 300  # a passage's opening, where an encyclopaedic page says what its subject is
+
+
+def _is_what_was_asked(part: QuestionPart, passage: str) -> bool:
+    """Whether a passage about a candidate answer says it is the kind of thing asked for: "which coach" and
+    "Anthony Lynn is an American football coach"; for "who", a page about a person."""
+    lead = passage[:LEAD_CHARS]
+    kind = _ASKED_KIND.search(part.text)
+    if kind is not None:
+        words = [w for w in kind.group(1).lower().split() if len(w) >= 4]
+        return any(re.search(rf"\b{re.escape(w)}", lead, re.I) for w in words)
+    if part.answer_type == AnswerType.PERSON:
+        return bool(_PERSON_PAGE.search(lead))
+    return False
+
+
+def _follow_bridge(
+    part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]
+) -> tuple[Scored, list[Unit]] | None:
+    """When the best unit's answer is itself named by another good unit, or is what another passage is about, it
+    was a bridge, not the answer: "McFarland was charged ... related to the Fyre Festival" → the Fyre Festival's
+    passage: "The festival was scheduled ... on the island of Great Exuma"."""
     if part.answer_type not in BRIDGED_TYPES or has_cjk(part.text):
         return None
     bridge = short_answer(part, best.unit)
     if not bridge or len(bridge) < 4:
         return None
     key = normalize_for_match(bridge)
-    for scored in ranked[1:NESTED_CONSIDERED]:
+    pages = [b for b in selector.context.blocks if key in selector.about(b.n)]
+    if any(_is_what_was_asked(part, b.text) for b in pages):
+        return None  # its own passage says it is what the question asks for ("which coach": "... is a coach")
+    for scored in ranked[:NESTED_CONSIDERED]:
         unit = scored.unit
-        if unit.block == best.unit.block or key not in normalize_for_match(unit.text) or not scored.typed:
+        named = key in selector.about(unit.block) or key in normalize_for_match(unit.text)
+        if unit.block == best.unit.block or not named or not (scored.typed or holds_answer(part, unit)):
             continue
         answer = short_answer(part, unit)
-        if answer and normalize_for_match(answer) != key and key not in normalize_for_match(answer):
+        if not answer or asked(part, answer):
+            continue
+        if normalize_for_match(answer) != key and key not in normalize_for_match(answer):
             return replace(scored, met=True), [best.unit]
     return None
 
@@ -183,13 +218,36 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
         return _choice(part, selector, ranked)
     if part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
         _, best, chain = found
-    elif (hop := _follow_bridge(part, best, ranked)) is not None:
+    elif (hop := _follow_bridge(part, selector, best, ranked)) is not None:
         best, chain = hop
-    short = yes_or_no(best) if part.answer_type == AnswerType.YES_NO else short_answer(part, best.unit)
+    short = yes_or_no(part, best, selector) if part.answer_type == AnswerType.YES_NO else short_answer(part, best.unit)
+    if short is None and not chain and (linked := _linked_value(part, selector, best, ranked)) is not None:
+        best, chain = linked
+        short = short_answer(part, best.unit)
     answer = PartAnswer(part, best, ranked, short=short, chain=chain)
     answer.met = best.met
-    answer.verdict = _verdict(part, best, ranked)
+    answer.verdict = _verdict(part, selector, best, ranked)
     return answer
+
+
+def _linked_value(
+    part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]
+) -> tuple[Scored, list[Unit]] | None:
+    """When the best unit holds no value of the asked kind, the value may be in the passage about something it
+    names: "The Peak Galleria ... near the summit of Victoria Peak" → Victoria Peak's passage gives its elevation."""
+    if part.answer_type not in VALUE_TYPES or part.answer_type == AnswerType.PERSON or has_cjk(part.text):
+        return None  # who: a person named a hop away is as often the wrong one (an incident's commander, not its owner)
+    here = selector.passage(best.unit.block)
+    for scored in ranked[:NESTED_CONSIDERED]:
+        unit = scored.unit
+        subject = selector.title(unit.block)
+        if unit.block == best.unit.block or len(subject) < 4 or subject not in here:
+            continue
+        value = short_answer(part, unit) if scored.typed or holds_answer(part, unit) else None
+        if not value or asked(part, value):
+            continue
+        return replace(scored, met=best.met), [best.unit]
+    return None
 
 
 def _choice(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> PartAnswer:
@@ -200,7 +258,16 @@ def _choice(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Par
     return PartAnswer(part, best, ranked, short=chosen.option, verdict="verified", met=True)
 
 
-def _verdict(part: QuestionPart, best: Scored, ranked: list[Scored]) -> Verdict:
+def _spread(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> bool:
+    """Each of a question's several constraints is stated by some good unit, though none states them all: "the
+    2015 CrossFit Games were held at what complex 14 miles south of Downtown Los Angeles" is about things the
+    evidence names, one passage each (the games and where; the complex and its place)."""
+    if len(part.constraints) < 2 or has_cjk(part.text):
+        return False
+    return all(any(selector.states(c, s.unit) for s in ranked[:LIST_SPREAD]) for c in part.constraints)
+
+
+def _verdict(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Verdict:
     if part.answer_type in VALUE_TYPES or part.answer_type == AnswerType.DEFINITION:
         # A level (SEV-2, P1) is specific enough on its own: the target's words may be in another language.
         on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL
@@ -216,7 +283,8 @@ def _verdict(part: QuestionPart, best: Scored, ranked: list[Scored]) -> Verdict:
         return "verified"
     subject = [s for s in ranked if s.met]
     if not subject:
-        return "not_found"  # nothing in the evidence is about what the question asks about
+        # Nothing in the evidence is about what the question asks about, unless its constraints are spread over it.
+        return "unverified" if _spread(part, selector, ranked) else "not_found"
     on_subject = any(s.target >= MIN_TARGET for s in subject)
     elsewhere = any(s.target >= MIN_TARGET for s in ranked if not s.met)
     if not on_subject and (elsewhere or not part.constraints) and not part.nested:
@@ -240,8 +308,10 @@ def _sure(p: PartAnswer, context: Context) -> bool:
         return p.short is not None
     if p.part.answer_type not in VALUE_TYPES:
         return False  # a list, steps or a reason can be on the question and still leave part of it out
+    if p.short is None or (p.part.answer_type == AnswerType.PERSON and not looks_like_person(p.short)):
+        return False
     # A value is sure when it stands where the question's gap is, or in the row of the thing asked about.
-    return p.short is not None and (p.best.anchored or p.best.unit.kind == "row")
+    return p.best.anchored or p.best.unit.kind == "row"
 
 
 def _confidence(parts: list[PartAnswer], context: Context) -> Confidence:

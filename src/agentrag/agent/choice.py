@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.units import Unit, unit_tokens
+from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import tokenize_query
 
 _EARLIER = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner|prior|先|早|更老|最早)\b", re.I)
@@ -26,6 +27,11 @@ _MORE = re.compile(
 _LESS = re.compile(
     r"\b(fewer|fewest|less|least|smaller|smallest|lower|lowest|shorter|shortest|lighter|narrower|slower|更少|更小|更低)\b",
     re.I,
+)
+_YES_NO_SCAFFOLD = frozenset(
+    tokenize_query(
+        "both same also each either all located found nationality country profession occupation kind type genre"
+    )
 )
 _YEAR = re.compile(r"(?<!\d)(1[0-9]\d\d|20\d\d)(?!\d)")
 _NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?")
@@ -88,6 +94,24 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     return Chosen(best, unit)
 
 
-def yes_or_no(best: Scored) -> str:
-    """'yes', unless the best sentence negates (the question's words are what it is checked against)."""
-    return "no" if _NEGATION.search(best.unit.text) else "yes"
+YES_SHARE = 0.5  # of the attribute's words that the passage must state for a "yes"
+
+
+def yes_or_no(part: QuestionPart, best: Scored, selector: Selector) -> str:
+    """'no' when the best sentence negates, or when the passage about the subject states too few of the words the
+    question asks about ("Were both X and Y British?": Y's passage says "Zimbabwean"); else 'yes'."""
+    if _NEGATION.search(best.unit.text):
+        return "no"
+    named = set().union(*(unit_tokens(c.text) for c in part.constraints)) if part.constraints else set()
+    # A side of "Are both X and Y British?" is searched as "Y British": what is left of it is the attribute.
+    asked = set(tokenize_query(part.text)) if part.side else set(part.target_tokens)
+    wanted = asked - named - _YES_NO_SCAFFOLD
+    if not wanted:
+        return "yes"
+    # Checked in the passages about the subject when there are any (its page), else in the best unit's passage.
+    subject = normalize_for_match(part.side or (part.constraints[0].text if part.constraints else ""))
+    pages = [b.n for b in selector.context.blocks if subject and subject in selector.title(b.n)] or [best.unit.block]
+    stated = frozenset().union(
+        *(unit_tokens(selector.context.blocks[n - 1].text) | selector.headings(n) for n in pages)
+    )
+    return "yes" if len(wanted & stated) / len(wanted) >= YES_SHARE else "no"

@@ -27,6 +27,8 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》")
 _CAP_WORD = r"[A-Z0-9][\w'’.&-]*"
 _CAP_PHRASE = re.compile(rf"{_CAP_WORD}(?:\s+(?:of|the|de|la|le|von|van|der|for|on|in|at|y|&)?\s*{_CAP_WORD})*")
 _EN_CONJ = re.compile(r"\s+(?:or|and|vs\.?|versus)\s+", re.I)
+_AUXILIARY = re.compile(r"^(?:(?:Are|Were|Is|Was|Did|Do|Does|Has|Have|Had|Can|Could)\s+)?(?:the\s+)?")
+_DEMONYM = re.compile(r"\s[A-Z][a-z]+(?:ish|ian|ese|ean|ch|ic)$")
 _ZH_PAIR = re.compile(
     rf"([{CJK_RANGES}\w·\-]{{1,20}}?)\s*(?:和|与|跟|同|及|还是|对比|vs)\s*([{CJK_RANGES}\w·\-]{{1,20}}?)\s*"
     r"(?:的|有|之间|相比|哪|谁|分别|各|比较|区别|不同|差别|异同|在|是|？|\?|$)"
@@ -63,8 +65,17 @@ def _en_pair(question: str) -> list[str]:
     right = _CAP_PHRASE.findall(tail[m.end() :])
     if not left or not right:
         return []
-    first, second = left[-1].strip(), right[0].strip()
-    if first.lower() in _SENTENCE_START or second.lower() in _SENTENCE_START:
+    first, second = _AUXILIARY.sub("", left[-1].strip()), right[0].strip()
+    if first.lower() in _SENTENCE_START or second.lower() in _SENTENCE_START or not first:
+        return []
+    ending = tail[m.end() :].rstrip(" ?？")
+    if ending.endswith(second) and len(second.split()) >= 3 and _DEMONYM.search(second):
+        second = second.rsplit(" ", 1)[0]  # "Are both X and Wayne Black British?": British is what is asked
+    # The two names stand on either side of the conjunction: "Mickey Mouse and created Oswald the Lucky Rabbit"
+    # joins two things one person did, it compares nothing.
+    before = tail[: m.start()].rstrip(" \"'”’),")
+    after = re.sub(r"^(?:the|a|an)\s+", "", tail[m.end() :].lstrip(" \"'“‘("), flags=re.I)
+    if not re.search(rf"{re.escape(first)}(?:\s[a-z]+){{0,2}}$", before) or not after.startswith(second):
         return []
     return [first, second]
 

@@ -66,6 +66,15 @@ class QuestionAnalysis(BaseModel):
 # ------------------------------------------------------------------------------------------ answer types
 
 # (pattern, type), first match wins; English patterns are matched on the lower-cased question.
+# "which archbishop", "what retired Argentine footballer": the one asked for is a person.
+_PERSON_NOUNS = (
+    r"actor|actress|singer|songwriter|rapper|musician|guitarist|drummer|composer|conductor|author|writer|novelist|"
+    r"poet|playwright|journalist|director|filmmaker|producer|screenwriter|painter|artist|architect|sculptor|"
+    r"photographer|scientist|physicist|chemist|mathematician|philosopher|economist|inventor|engineer|"
+    r"politician|president|senator|governor|mayor|minister|king|queen|emperor|prince|princess|archbishop|bishop|"
+    r"pope|general|admiral|footballer|player|coach|manager|athlete|boxer|wrestler|comedian|host|presenter|"
+    r"businessman|businesswoman|entrepreneur|founder|man|woman"
+)
 _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     # "How long is the main span": a length; "how long does it take": a duration (next pattern).
     (
@@ -92,7 +101,10 @@ _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
         AnswerType.DATE,
     ),
     (
-        re.compile(r"^\s*(who|whom|whose)\b|\bwhich (person|people|team|group|company|organization)\b"),
+        re.compile(
+            r"^\s*(who|whom|whose)\b|\bwhich (person|people|team|group|company|organization)\b|"
+            rf"\b(which|what) ([\w'-]+ ){{0,3}}?({_PERSON_NOUNS})\b"
+        ),
         AnswerType.PERSON,
     ),
     (

@@ -19,7 +19,7 @@ from agentrag.agent.context import Context
 from agentrag.agent.gap import slot_span
 from agentrag.agent.question import Constraint, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
-from agentrag.agent.values import Value, values
+from agentrag.agent.values import Value, looks_like_person, values
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
@@ -60,6 +60,8 @@ _CHANGE = re.compile(
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 MIN_CLAUSE = 4
+_ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
+_YEAR = re.compile(r"(?<!\d)(1\d|20)\d\d(?!\d)(?:\s?年)?")  # with 年 where the text has it: "1994年"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,14 @@ class Selector:
     def headings(self, block: int) -> frozenset[str]:
         """Tokens of the block's title and heading path."""
         return self._headings[block]
+
+    def about(self, block: int) -> str:
+        """The block's title and heading, normalised for matching: what its passage is about."""
+        return self._about[block]
+
+    def title(self, block: int) -> str:
+        """The block's document title, normalised for matching."""
+        return normalize_for_match(self.context.blocks[block - 1].evidence.chunk.title)
 
     def passage(self, block: int) -> str:
         """The block's title, headings and text, normalised for matching."""
@@ -229,15 +239,28 @@ def holds_answer(part: QuestionPart, unit: Unit) -> bool:
     return False
 
 
-def _asked(part: QuestionPart, value: str) -> bool:
-    """A value the question itself states ("2025-03-14 的周会…") is not its answer."""
+def asked(part: QuestionPart, value: str) -> bool:
+    """A value the question itself states ("2025-03-14 的周会…"), or the thing a side of it is about, is not its
+    answer."""
     key = normalize_for_match(value)
-    return bool(key) and key in normalize_for_match(part.text)
+    stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
+    return bool(key) and any(key in normalize_for_match(text) for text in stated)
 
 
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
-    found = [v for v in values(unit.text, kind) if not _asked(part, v.text)]
+    found = [v for v in values(unit.text, kind) if not asked(part, v.text)]
+    if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
+        found = [v for v in found if looks_like_person(v.text)] or found
+    elif kind == AnswerType.ENTITY and not has_cjk(part.text):
+        # "held at what sports complex": a name (the StubHub Center), not the date in the same sentence.
+        named = [v for v in values(unit.text, AnswerType.PLACE) if len(v.text) >= 3 and not asked(part, v.text)]
+        keep = {(v.start, v.end) for v in named}
+        found = [v for v in found if (v.start, v.end) in keep] or found
+    if kind == AnswerType.DATE and _ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
+        found = [
+            Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
+        ]
     change = _CHANGE.search(unit.text)
     if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
         at = change.start("new") if change.group("new") else change.start("new_en")
@@ -255,7 +278,7 @@ def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
     value cell when the row's own key names a constraint or the target (the SEV-2 row) or its table's caption
     names the target, else none: a row that only mentions the target in a cell ("Meaning: Indexing quota
     exceeded") does not give its value in another column ("HTTP: 429")."""
-    cells = [(h, v) for h, v in unit.cells[1:] if not _asked(part, v)]
+    cells = [(h, v) for h, v in unit.cells[1:] if not asked(part, v)]
     wanted = set(part.target_tokens)
     named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
     if named:
@@ -323,8 +346,10 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
         inside = [v for v in candidates if v.text in slot]
         if inside:
             return inside[0].text
-        if kind == AnswerType.ENTITY or (not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE)):
-            return slot  # a person or a place is a name: words in the gap that name no one are not the answer
+        if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
+            # A person or a place is a name: words in the gap that name no one are not the answer; and a name
+            # elsewhere in the sentence beats words in the gap that hold none ("held on July 21 at the StubHub Center").
+            return slot
     if not candidates:
         return None
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text

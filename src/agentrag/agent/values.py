@@ -67,6 +67,7 @@ _DATE = re.compile(
     re.I,
 )
 _NAME_WORD = r"(?:[A-Z]\.|[A-Z][\w'’&-]*)"
+_CALENDAR_WORD = re.compile(rf"{_MONTHS}|{_WEEKDAYS}")
 _EN_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&)?\s*{_NAME_WORD})*")
 _TEAM_EN = re.compile(r"(?:the\s)?(?:[A-Z][\w&-]*\s){1,3}(?:team|group|department|division|committee)\b")
 _TEAM_ZH = re.compile(rf"[{CJK_RANGES}A-Za-z]{{2,8}}(?:组|团队|部门|部|委员会|小组)")
@@ -121,8 +122,19 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
             continue  # "AI-6 Issue", "Release 2025.02": an item or a version, not someone
         if words and not words[0][0].isdigit():
             phrase = " ".join(words)
+            if _CALENDAR_WORD.fullmatch(phrase):
+                continue  # "July", "Monday": a date, not a name
             found.append(Value(phrase, m.end() - len(phrase), m.end()))
     return sorted(found, key=lambda v: (v.start, -len(v.text)))
+
+
+def looks_like_person(text: str) -> bool:
+    """A name that can be someone's: Chinese, a team ("the platform team"), or at least two capitalised words
+    that are not a possessive ("Africa's", "Continental" and "American" name no one)."""
+    if has_cjk(text) or _TEAM_EN.fullmatch(text.strip()):
+        return True
+    words = text.split()
+    return len(words) >= 2 and not text.endswith(("'s", "’s")) and all(w[:1].isupper() or w.islower() for w in words)
 
 
 # A duration that says when: "within 30 days", "after six weeks", "30 天内", "满 6 周后".
