@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -107,7 +107,11 @@ class IngestPipeline:
             emit(IngestStatus(path=display(path), status="skipped", error=unsupported_type(path)))
         present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
         self._paths = SourcePaths(self._source_root, present)
-        self._run(self._prepare(files, tags, emit), emit)
+        prepared = self._prepare(files, tags, emit)
+        try:
+            self._run(prepared, emit)
+        finally:
+            prepared.close()  # stops the worker processes now, also when interrupted (Ctrl-C) or failing
         if sync:
             delete_gone(self.store, [p for p in paths if p.is_dir()], self._paths, emit, failure_reason)
         report.seconds = time.perf_counter() - started
@@ -121,7 +125,9 @@ class IngestPipeline:
             return display(resolved.relative_to(self._source_root).as_posix())
         return display(resolved)
 
-    def _prepare(self, files: list[Path], tags: dict[str, str], emit: ProgressCallback) -> Iterator[Prepared]:
+    def _prepare(
+        self, files: list[Path], tags: dict[str, str], emit: ProgressCallback
+    ) -> Generator[Prepared, None, None]:
         """Documents ready for their vectors, in the order found; their analysis runs in `self._analyser`."""
         analyser: Analyser[Job] = Analyser(self._workers_for(files), self.settings.ingest.worker_start)
         try:

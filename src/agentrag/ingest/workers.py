@@ -98,15 +98,27 @@ class Analyser(Generic[C]):
             return context, job(*args)
 
     def _fall_back(self) -> None:
-        self.close()
-        self.workers = 1
         rest = list(self._pending)
         self._pending.clear()
+        self.close()
+        self.workers = 1
         for context, job, args, _ in rest:
             self.submit(context, job, *args)
 
     def close(self) -> None:
-        """Stop the workers; what is still queued is dropped (an interrupted ingest)."""
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            pool.shutdown(wait=True, cancel_futures=True)
+        """Stop the workers. Jobs still queued (an interrupted or failed ingest) are dropped and the workers
+        stopped at once rather than waited for: a parse may take up to `max_parse_seconds`."""
+        pool, self._pool = self._pool, None
+        interrupted = bool(self._pending)
+        self._pending.clear()
+        if pool is None:
+            return
+        if not interrupted:
+            pool.shutdown(wait=True)
+            return
+        processes = dict(getattr(pool, "_processes", None) or {})  # no public way before Python 3.14
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values():
+            process.terminate()
+        for process in processes.values():
+            process.join(timeout=5)

@@ -11,7 +11,9 @@ At query time a few more words are dropped: interrogatives and question scaffold
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import threading
 from functools import lru_cache
 
@@ -56,6 +58,19 @@ def _ensure_jieba() -> None:
             jieba.initialize()
             _jieba_ready = True
 
+
+def _after_fork_in_child() -> None:
+    """A forked ingest worker (`ingest.workers`) has only the forking thread: a lock another thread held at the
+    fork would never be released there, so the locks jieba's loading takes are new ones."""
+    global _jieba_lock
+    _jieba_lock = threading.Lock()
+    jieba = sys.modules.get("jieba")
+    if jieba is not None and not _jieba_ready:
+        jieba.dt.lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _stemmer = Stemmer.Stemmer("english")
 
