@@ -126,7 +126,7 @@ def main() -> None:
                 rounds[name]["search_cpu_s"].append(round(cpu, 3))
                 ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}")
             print(
-                json.dumps({"round": r, **{n: {k: v[-1] for k, v in m.items()} for n, m in rounds.items()}}),
+                json.dumps({"round": r, **{n: {k: v[-1] for k, v in m.items() if v} for n, m in rounds.items()}}),
                 file=sys.stderr,
                 flush=True,
             )

@@ -80,12 +80,25 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+@lru_cache(maxsize=200_000)
+def _word_token(word: str) -> str | None:
+    """The token of a non-CJK word as written (None: a stopword); cached, as a corpus repeats its words."""
+    lowered = word.lower()
+    return None if lowered in ENGLISH_STOPWORDS else _stem(lowered)
+
+
+_CJK_RE = re.compile(f"[{CJK_RANGES}]")
+_WORD_RE = re.compile(rf"[^\W{CJK_RANGES}]+")  # the second group of _TOKEN_RE
+
+
 def has_cjk(text: str) -> bool:
-    return re.search(f"[{CJK_RANGES}]", text) is not None
+    return _CJK_RE.search(text) is not None
 
 
 def tokenize(text: str) -> list[str]:
     """Index-time tokens (also the base of query tokens)."""
+    if not has_cjk(text):  # no CJK run: every match of _TOKEN_RE is a word, found in one C call
+        return [t for t in map(_word_token, _WORD_RE.findall(text)) if t is not None]
     out: list[str] = []
     for m in _TOKEN_RE.finditer(text):
         cjk, word = m.group(1), m.group(2)
@@ -95,10 +108,9 @@ def tokenize(text: str) -> list[str]:
 
             out.extend(t for t in jieba.lcut_for_search(cjk) if t.strip())
         else:
-            w = word.lower()
-            if w in ENGLISH_STOPWORDS:
-                continue
-            out.append(_stem(w))
+            token = _word_token(word)
+            if token is not None:
+                out.append(token)
     return out
 
 
