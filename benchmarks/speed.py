@@ -57,7 +57,8 @@ def cpu():  # this process and its ingest worker processes (reaped when the inge
     usages = map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return sum(u.ru_utime + u.ru_stime for u in usages)
 
-with KnowledgeBase.open("bench", settings=load_settings(home), embedder=FreeEmbedder()) as kb:
+overrides = {"ingest": {"workers": int(sys.argv[3])}} if len(sys.argv) > 3 else {}
+with KnowledgeBase.open("bench", settings=load_settings(home, **overrides), embedder=FreeEmbedder()) as kb:
     started = cpu()
     report = kb.ingest([corpus])
     used = cpu() - started
@@ -84,8 +85,8 @@ def run(src: Path, args: list[str], env_extra: dict[str, str] | None = None) -> 
     return wall, cpu, done.stdout
 
 
-def ingest(rounds: dict[str, list[float]], src: Path, corpus: Path, home: Path) -> None:
-    _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(home)])
+def ingest(rounds: dict[str, list[float]], src: Path, corpus: Path, home: Path, inline: bool = False) -> None:
+    _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(home), *(["1"] if inline else [])])
     rounds["ingest_chunks_per_s"].append(round(json.loads(out)["chunks_per_s"], 1))
     rounds["ingest_chunks_per_cpu_s"].append(round(json.loads(out)["chunks_per_cpu_s"], 1))
 
@@ -98,8 +99,15 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--ingest-only", action="store_true", help="skip the start-up measures")
+    parser.add_argument(
+        "--inline", action="store_true", help="also ingest with this version in-process ([ingest] workers = 1)"
+    )
     args = parser.parse_args()
     versions = {"before": args.before.resolve(), "after": AFTER}
+    if args.inline:
+        if not args.ingest_only:
+            parser.error("--inline needs --ingest-only")
+        versions["after_inline"] = AFTER
     measures = ("help_s", "help_cpu_s", "search_s", "search_cpu_s", "ingest_chunks_per_s", "ingest_chunks_per_cpu_s")
     rounds: dict[str, dict[str, list[float]]] = {v: {m: [] for m in measures} for v in versions}
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,7 +122,7 @@ def main() -> None:
         for r in range(args.rounds):
             for name, src in versions.items():
                 if args.ingest_only:
-                    ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}")
+                    ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}", inline=name == "after_inline")
                     continue
                 wall, cpu, _ = run(src, ["-m", "agentrag.cli", "--help"])
                 rounds[name]["help_s"].append(round(wall, 3))
