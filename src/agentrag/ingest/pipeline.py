@@ -128,7 +128,8 @@ class IngestPipeline:
     def _prepare(
         self, files: list[Path], tags: dict[str, str], emit: ProgressCallback
     ) -> Generator[Prepared, None, None]:
-        """Documents ready for their vectors, in the order found; their analysis runs in `self._analyser`."""
+        """Documents ready for their vectors, in the order found; analysed by an `Analyser` (worker processes
+        for an ingest past `parallel_min_kb`), while the store is read and written only here."""
         analyser: Analyser[Job] = Analyser(self._workers_for(files), self.settings.ingest.worker_start)
         try:
             for path in files:
