@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument(
         "--parallel-min-kb", type=int, default=None, help="[ingest] parallel_min_kb (0: worker processes always)"
     )
+    parser.add_argument("--workers", type=int, default=None, help="[ingest] workers (default: the setting's)")
     args = parser.parse_args()
 
     lines = (args.dataset / "corpus.jsonl").read_bytes().splitlines()[: args.passages]
@@ -49,7 +50,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         corpus.write_bytes(subset)
-        ingest = {} if args.parallel_min_kb is None else {"parallel_min_kb": args.parallel_min_kb}
+        given = {"parallel_min_kb": args.parallel_min_kb, "workers": args.workers}
+        ingest = {k: v for k, v in given.items() if v is not None}
         settings = load_settings(Path(tmp) / "home", ingest=ingest)
         splitter = Splitter(settings.ingest.chunking)
         batch = settings.ingest.embed_batch_size
@@ -76,6 +78,7 @@ def main() -> None:
         {
             "dataset": args.dataset.name,
             "parallel_min_kb": settings.ingest.parallel_min_kb,
+            "workers": settings.ingest.workers,
             "passages": n,
             "chunks": len(chunks),
             "chars_whole": sum(map(len, whole)),

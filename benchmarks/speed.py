@@ -85,8 +85,8 @@ def run(src: Path, args: list[str], env_extra: dict[str, str] | None = None) -> 
     return wall, cpu, done.stdout
 
 
-def ingest(rounds: dict[str, list[float]], src: Path, corpus: Path, home: Path, inline: bool = False) -> None:
-    _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(home), *(["1"] if inline else [])])
+def ingest(rounds: dict[str, list[float]], src: Path, corpus: Path, home: Path, workers: int | None = None) -> None:
+    _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(home), *([str(workers)] if workers else [])])
     rounds["ingest_chunks_per_s"].append(round(json.loads(out)["chunks_per_s"], 1))
     rounds["ingest_chunks_per_cpu_s"].append(round(json.loads(out)["chunks_per_cpu_s"], 1))
     rounds["ingest_chunks_per_main_cpu_s"].append(round(json.loads(out)["chunks_per_main_cpu_s"], 1))
@@ -103,12 +103,15 @@ def main() -> None:
     parser.add_argument(
         "--inline", action="store_true", help="also ingest with this version in-process ([ingest] workers = 1)"
     )
+    parser.add_argument(
+        "--pooled", type=int, default=None, metavar="N", help="also ingest with this version on N worker processes"
+    )
     args = parser.parse_args()
     versions = {"before": args.before.resolve(), "after": AFTER}
-    if args.inline:
-        if not args.ingest_only:
-            parser.error("--inline needs --ingest-only")
-        versions["after_inline"] = AFTER
+    workers = {"after_inline": 1 if args.inline else None, "after_pooled": args.pooled}
+    if any(workers.values()) and not args.ingest_only:
+        parser.error("--inline and --pooled need --ingest-only")
+    versions.update({name: AFTER for name, n in workers.items() if n})
     measures = (
         "help_s",
         "help_cpu_s",
@@ -131,7 +134,7 @@ def main() -> None:
         for r in range(args.rounds):
             for name, src in versions.items():
                 if args.ingest_only:
-                    ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}", inline=name == "after_inline")
+                    ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}", workers.get(name))
                     continue
                 wall, cpu, _ = run(src, ["-m", "agentrag.cli", "--help"])
                 rounds[name]["help_s"].append(round(wall, 3))

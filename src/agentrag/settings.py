@@ -75,7 +75,8 @@ class IngestSettings(_Section):
         None,
         ge=0,
         le=256,
-        description="Processes that load, split and tokenize documents (default: one per core; 0 or 1: in-process).",
+        description="Processes that load, split and tokenize documents (default: one per core while the load "
+        "average leaves a core free; 0 or 1: in-process).",
     )
     parallel_min_kb: int = Field(
         256, ge=0, description="Worker processes start only for ingests of at least this many KB of files."

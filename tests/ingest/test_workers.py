@@ -202,3 +202,16 @@ def test_ingest_workers_settings_are_checked() -> None:
         load_settings(None, ingest={"workers": -1})
     with pytest.raises((ConfigError, ValueError), match="worker_start"):
         load_settings(None, ingest={"worker_start": "clone"})
+
+
+def test_by_default_a_busy_machine_ingests_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = corpus(tmp_path / "docs")
+    cores = os.cpu_count() or 1
+    for load, expected in ((float(cores), 0), (0.0, cores if cores > 1 else 0)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        children: list[int] = []
+        with open_kb(tmp_path / f"home-{load}", parallel_min_kb=0) as kb:  # workers: the default
+            kb.ingest(
+                [docs], progress=lambda _, children=children: children.append(len(multiprocessing.active_children()))
+            )
+        assert max(children) == expected
