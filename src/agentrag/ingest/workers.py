@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 Result = list[Analysis | Failure]
-Job = Callable[..., Result]
+JobFn = Callable[..., Result]
 JOBS_PER_WORKER = 4  # in flight per worker: enough to keep it busy while the pipeline stores, little memory
 
 
@@ -40,7 +40,7 @@ def worker_count(setting: int | None) -> int:
     """`[ingest] workers`: 0 and 1 both mean in the pipeline's own process; None means one per core while the
     machine has a core to spare. Like `make --load-average`: with the 1-minute load average within half a core
     of the core count, workers would only take turns with the pipeline for the same cores (measured on a
-    shared 2-core machine: no faster, some 15% more CPU), so the pipeline works alone."""
+    shared 2-core machine: not reliably faster, 9-15% more CPU), so the pipeline works alone."""
     if setting is not None:
         return max(1, setting)
     cores = os.cpu_count() or 1
@@ -68,13 +68,13 @@ class Analyser(Generic[C]):
         self.workers = workers
         self._start = start
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: deque[tuple[C, Job, tuple[Any, ...], Future[Result]]] = deque()
+        self._pending: deque[tuple[C, JobFn, tuple[Any, ...], Future[Result]]] = deque()
 
     @property
     def pooled(self) -> bool:
         return self._pool is not None
 
-    def submit(self, context: C, job: Job, *args: Any) -> None:
+    def submit(self, context: C, job: JobFn, *args: Any) -> None:
         future: Future[Result] = Future()
         if self.workers <= 1:
             future.set_result(job(*args))
