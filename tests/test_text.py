@@ -78,3 +78,55 @@ def test_parse_date_names_the_bad_value() -> None:
     assert str(parse_date("2024-05")) == "2024-05-01"
     with pytest.raises(ValueError, match="May 2024"):
         parse_date("May 2024")
+
+
+def _reference_tokens(text: str) -> list[str]:
+    """The tokenizer as it was before its no-CJK fast path: one regex match at a time."""
+    import jieba
+
+    from agentrag.text.tokenize import _TOKEN_RE, ENGLISH_STOPWORDS, _stem
+
+    out: list[str] = []
+    for m in _TOKEN_RE.finditer(text):
+        if m.group(1):
+            out.extend(t for t in jieba.lcut_for_search(m.group(1)) if t.strip())
+        elif m.group(2).lower() not in ENGLISH_STOPWORDS:
+            out.append(_stem(m.group(2).lower()))
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Who played at the Isle of Wight in 1970; running, runners, ran.",
+        "snake_case and CamelCase, v2.0.1, x86_64, e-mail, naïve café ÉCOLE",
+        "İstanbul \u212a\u212b Kelvin ﬁnance straße ΣΊΣΥΦΟΣ",  # case mappings that change length or script
+        "报销制度：出差住宿标准为每晚五百元 Kestrel 重启 E1042",
+        "",
+        "   \n\t ",
+    ],
+)
+def test_tokenize_gives_what_the_match_by_match_tokenizer_gave(text: str) -> None:
+    tokenize("预热")  # loads jieba's dictionary for the reference
+    assert tokenize(text) == _reference_tokens(text)
+
+
+def test_the_word_before_a_period_is_what_the_forward_regex_found() -> None:
+    import random
+    import re
+
+    from agentrag.text.sentences import word_before
+
+    forward = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+    rng = random.Random(14)
+    for _ in range(20_000):
+        text = "".join(rng.choice("aZ. \n.x1é") for _ in range(rng.randint(0, 9)))
+        for stop in range(len(text) + 1):
+            m = forward.search(text, 0, stop)
+            assert word_before(text, stop) == (m.group(1) if m else None), (text, stop)
+
+
+def test_find_date_without_a_year_is_none_and_with_one_unchanged() -> None:
+    assert find_date("on March 3 at 2 pm") is None
+    assert find_date("on March 3 at 2 pm, room 1970a") is None
+    assert find_date("x " * 900 + "published 3 March 2024") == find_date("published 3 March 2024")

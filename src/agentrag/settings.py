@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from agentrag.errors import ConfigError
 from agentrag.layout import Layout
-from agentrag.vocab import Channel, JsonMode, LLMRole, MilvusIndex, StoreBackend
+from agentrag.vocab import Channel, JsonMode, LLMRole, MilvusIndex, StoreBackend, WorkerStart
 
 log = logging.getLogger(__name__)
 # Bump when what ingest stores changes shape (tokens, embedded text, chunk fields): stored documents whose
@@ -71,6 +71,19 @@ class IngestSettings(_Section):
     limits: ParseLimits = Field(default_factory=ParseLimits)
     max_file_mb: float = Field(64.0, gt=0, description="Files larger than this are refused with a clear error.")
     embed_batch_size: int = Field(32, ge=1, le=1024, description="Chunks per embedding call.")
+    workers: int | None = Field(
+        None,
+        ge=0,
+        le=256,
+        description="Processes that load, split and tokenize documents (default: one per core while the load "
+        "average leaves a core free; 0 or 1: in-process).",
+    )
+    parallel_min_kb: int = Field(
+        256, ge=0, description="Worker processes start only for ingests of at least this many KB of files."
+    )
+    worker_start: WorkerStart | None = Field(
+        None, description="How workers start: fork, spawn or forkserver (default: fork on Linux, else Python's)."
+    )
 
 
 class EmbedderSettings(_Section):

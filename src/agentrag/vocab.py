@@ -144,3 +144,11 @@ class StoreBackend(StrEnum):
 
     SQLITE = "sqlite"  # one embedded file per knowledge base
     MILVUS = "milvus"  # a Milvus server or cluster, or a Milvus Lite file
+
+
+class WorkerStart(StrEnum):
+    """How ingest worker processes start (`[ingest] worker_start`; Python's multiprocessing start methods)."""
+
+    FORK = "fork"  # a copy of this process: modules and jieba's dictionary already loaded (POSIX)
+    SPAWN = "spawn"  # a fresh interpreter: safe anywhere, about a second more per worker for Chinese
+    FORKSERVER = "forkserver"  # forked from a fresh server process (POSIX)

@@ -6,24 +6,24 @@ content replaces the old chunks atomically; a file that cannot be read is report
 
 Embedding is the slow step, and the C embedder releases the GIL, so it runs in a worker thread while
 this thread loads and splits the next documents: the pipeline then costs little more than the
-embedder alone.
+embedder alone. With a fast embedder the pure-Python work of loading, splitting and tokenizing is what is
+left; for an ingest past `[ingest] parallel_min_kb` it runs on worker processes (`ingest.workers`), while
+this process keeps every read and write of the store, in the order the documents were found.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from agentrag.embed.base import Embedder, Vectors
 from agentrag.errors import AgentragError
+from agentrag.ingest.analyse import Analysis, Failure, analyse_file, analyse_records, embedding_text
 from agentrag.ingest.files import (
     NotRegularFile,
     discover,
@@ -35,15 +35,15 @@ from agentrag.ingest.files import (
     unsupported_type,
 )
 from agentrag.ingest.loaders import LOADER_FORMATS, LimitError, load_path, stream_jsonl
+from agentrag.ingest.prepared import Job, Prepared, Target, prepare
 from agentrag.ingest.progress import ChunkCounter, ChunkProgress, ChunkProgressCallback
-from agentrag.ingest.splitter import Splitter
 from agentrag.ingest.sync import SourcePaths, delete_gone, moved_from, same_index
+from agentrag.ingest.workers import Analyser, worker_count
 from agentrag.settings import Settings
 from agentrag.store.base import IndexedChunk, Store
-from agentrag.text.dates import find_date
-from agentrag.text.fingerprint import fingerprint, sha256_bytes
-from agentrag.text.tokenize import TOKENIZER_VERSION, tokenize
-from agentrag.types import Chunk, Document, IngestReport, IngestStatus, LoadedDocument, chunk_id_for
+from agentrag.text.fingerprint import sha256_bytes
+from agentrag.text.tokenize import TOKENIZER_VERSION
+from agentrag.types import Document, IngestReport, IngestStatus
 
 __all__ = [
     "ChunkProgress",
@@ -57,27 +57,7 @@ __all__ = [
 
 
 ProgressCallback = Callable[[IngestStatus], None]
-
-
-def embedding_text(title: str, heading_path: tuple[str, ...], text: str) -> str:
-    """What the dense channel sees: the chunk under its title and heading path (context for short chunks)."""
-    header = " > ".join([title, *[h for h in heading_path if h != title]] if title else heading_path)
-    return f"{header}\n{text}" if header else text
-
-
-@dataclass
-class _Prepared:
-    """A document loaded and split, waiting for its vectors."""
-
-    document: Document
-    chunks: list[Chunk]
-    texts: list[str]
-    title_tokens: list[list[str]]
-    body_tokens: list[list[str]]
-    status: Literal["added", "updated"]
-    path: str
-    unreadable_pages: tuple[int, ...]
-    pipeline: str = ""  # the pipeline id it is stored under (the loader's format included)
+RECORDS_PER_JOB = 32  # corpus records per job sent to a worker process
 
 
 class IngestPipeline:
@@ -85,7 +65,6 @@ class IngestPipeline:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self.splitter = Splitter(settings.ingest.chunking)
         self.pipeline_id = f"{settings.index_fingerprint()}/{TOKENIZER_VERSION}"
         self.max_bytes = int(settings.ingest.max_file_mb * 1024 * 1024)
         self.limits = settings.ingest.limits
@@ -128,7 +107,11 @@ class IngestPipeline:
             emit(IngestStatus(path=display(path), status="skipped", error=unsupported_type(path)))
         present = {document_id_for_path(p) for p in files if p.suffix.lower() != ".jsonl"}  # records add theirs
         self._paths = SourcePaths(self._source_root, present)
-        self._run(self._prepare(files, tags, emit), emit)
+        prepared = self._prepare(files, tags, emit)
+        try:
+            self._run(prepared, emit)
+        finally:
+            prepared.close()  # stops the worker processes now, also when interrupted (Ctrl-C) or failing
         if sync:
             delete_gone(self.store, [p for p in paths if p.is_dir()], self._paths, emit, failure_reason)
         report.seconds = time.perf_counter() - started
@@ -142,55 +125,117 @@ class IngestPipeline:
             return display(resolved.relative_to(self._source_root).as_posix())
         return display(resolved)
 
-    def _prepare(self, files: list[Path], tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
-        for path in files:
-            try:
-                yield from self._prepare_file(path, tags, emit)
-            except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
-                emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
-            except Exception as exc:  # one bad document is one failure line, whatever raised
-                limit = exc.limit if isinstance(exc, LimitError) else None
-                emit(IngestStatus(path=display(path), status="failed", error=failure_reason(exc), limit=limit))
+    def _prepare(
+        self, files: list[Path], tags: dict[str, str], emit: ProgressCallback
+    ) -> Generator[Prepared, None, None]:
+        """Documents ready for their vectors, in the order found; analysed by an `Analyser` (worker processes
+        for an ingest past `parallel_min_kb`), while the store is read and written only here."""
+        analyser: Analyser[Job] = Analyser(self._workers_for(files), self.settings.ingest.worker_start)
+        try:
+            for path in files:
+                try:
+                    yield from self._prepare_file(analyser, path, tags, emit)
+                except NotRegularFile as exc:  # a device or a FIFO is never read: it could stream forever or block
+                    emit(IngestStatus(path=display(path), status="skipped", error=exc.reason))
+                except Exception as exc:  # one bad document is one failure line, whatever raised
+                    limit = exc.limit if isinstance(exc, LimitError) else None
+                    self._failed(display(path), None, Failure(failure_reason(exc), limit), emit)
+            for job, result in analyser.drain():
+                yield from self._assemble(job, result, emit)
+        finally:
+            analyser.close()
 
-    def _prepare_file(self, path: Path, tags: dict[str, str], emit: ProgressCallback) -> Iterator[_Prepared]:
+    def _workers_for(self, files: list[Path]) -> int:
+        """Worker processes pay for their start only past `parallel_min_kb` of files; else this process."""
+        workers = worker_count(self.settings.ingest.workers)
+        if workers > 1:
+            total = 0
+            for path in files:
+                try:
+                    total += path.stat().st_size
+                except OSError:  # reported when the file is read
+                    continue
+            if total < self.settings.ingest.parallel_min_kb * 1024:
+                return 1
+        return workers
+
+    def _prepare_file(
+        self, analyser: Analyser[Job], path: Path, tags: dict[str, str], emit: ProgressCallback
+    ) -> Iterator[Prepared]:
         stat = regular_file(path)
+        chunking = self.settings.ingest.chunking
         if path.suffix.lower() == ".jsonl":
-            # A corpus file: every record is a document with its own id and hash; streamed, of any size.
+            # A corpus file: every record is a document with its own id and hash; streamed, of any size, and
+            # analysed in groups (one job per record would cost more in messages than it saves).
+            per_job = 1 if analyser.workers <= 1 else RECORDS_PER_JOB
+            job, records = Job(path, []), []
             for loaded in stream_jsonl(path, self.limits):
                 raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
                 doc_id = loaded.doc_id or document_id_for_path(path)
                 self._paths.present.add(doc_id)
                 source = loaded.source or str(path)
-                content_hash = sha256_bytes(raw)
-                if not self._unchanged(doc_id, content_hash, tags, source, emit):
-                    merged = self._tags_for(doc_id, tags)
-                    yield from self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit)
+                state = self.store.document_state(doc_id)
+                target = Target(doc_id, source, sha256_bytes(raw), stat.st_mtime, state, self.pipeline_id)
+                if not self._unchanged(target, tags, emit):
+                    target.tags = self._tags_for(target, tags)
+                    job.targets.append(target)
+                    records.append(loaded)
+                if len(records) >= per_job:
+                    analyser.submit(job, analyse_records, records, chunking)
+                    job, records = Job(path, []), []
+                    yield from self._ready(analyser, emit)
+            if records:
+                analyser.submit(job, analyse_records, records, chunking)
             return
         if stat.st_size > self.max_bytes:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
         data, stat = read_bounded(path, self.max_bytes)
-        content_hash = sha256_bytes(data)
         doc_id = document_id_for_path(path)
-        source = self._source(path)
-        pipeline = self._pipeline_for(path)
-        if self._unchanged(doc_id, content_hash, tags, source, emit, pipeline):
+        state = self.store.document_state(doc_id)
+        target = Target(doc_id, self._source(path), sha256_bytes(data), stat.st_mtime, state, self._pipeline_for(path))
+        if self._unchanged(target, tags, emit):
             return
-        renamed = moved_from(self.store, content_hash, pipeline, doc_id, self._paths)
-        merged = self._tags_for(doc_id, tags, renamed)
-        for loaded in load_path(path, self.max_bytes, self.limits):
-            for item in self._prepare_document(loaded, doc_id, source, content_hash, stat.st_mtime, merged, emit):
-                item.pipeline = pipeline
-                if renamed is None or not self._move(renamed, item, emit):
-                    yield item
+        target.renamed = moved_from(self.store, target.content_hash, target.pipeline, doc_id, self._paths)
+        target.tags = self._tags_for(target, tags)
+        analyser.submit(Job(path, [target], whole_file=True), analyse_file, path, self.max_bytes, self.limits, chunking)
+        yield from self._ready(analyser, emit)
 
-    def _tags_for(self, doc_id: str, given: dict[str, str], renamed: Document | None = None) -> dict[str, str]:
+    def _ready(self, analyser: Analyser[Job], emit: ProgressCallback) -> Iterator[Prepared]:
+        for job, result in analyser.ready():
+            yield from self._assemble(job, result, emit)
+
+    def _assemble(self, job: Job, result: list[Analysis | Failure], emit: ProgressCallback) -> Iterator[Prepared]:
+        """A job's documents, each built from its analysis (a file's documents share its one target)."""
+        failure = next((r for r in result if isinstance(r, Failure)), None) if job.whole_file else None
+        if failure is not None:
+            self._failed(display(job.path), None, failure, emit)
+            return
+        targets = job.targets * len(result) if job.whole_file else job.targets
+        for target, analysis in zip(targets, result, strict=True):
+            if isinstance(analysis, Failure):
+                self._failed(target.source, target.doc_id, analysis, emit)
+            elif not analysis.drafts:
+                self._failed(target.source, target.doc_id, Failure("no text could be extracted"), emit)
+            else:
+                try:
+                    item = prepare(target, analysis)
+                    if target.renamed is None or not self._move(target.renamed, item, emit):
+                        yield item
+                except Exception as exc:  # a store error while checking a rename: this document alone
+                    self._failed(target.source, target.doc_id, Failure(failure_reason(exc)), emit)
+
+    @staticmethod
+    def _failed(path: str, doc_id: str | None, failure: Failure, emit: ProgressCallback) -> None:
+        emit(IngestStatus(path=path, doc_id=doc_id, status="failed", error=failure.reason, limit=failure.limit))
+
+    def _tags_for(self, target: Target, given: dict[str, str]) -> dict[str, str]:
         """Tags given once stay until changed: a key given now replaces its value, the others are kept (a renamed
         file keeps those of its old entry)."""
-        state = self.store.document_state(doc_id)
+        state, renamed = target.state, target.renamed
         kept = state.tags if state is not None else renamed.tags if renamed is not None else {}
         return {**kept, **given}
 
-    def _move(self, renamed: Document, item: _Prepared, emit: ProgressCallback) -> bool:
+    def _move(self, renamed: Document, item: Prepared, emit: ProgressCallback) -> bool:
         """Move the stored entry of a renamed file to its new path when its chunks are what would be indexed
         now: nothing is embedded again. False when they differ (the file is then indexed as usual)."""
         document = item.document
@@ -205,89 +250,25 @@ class IngestPipeline:
         loader_format = LOADER_FORMATS.get(path.suffix.lower())
         return f"{self.pipeline_id}/{loader_format}" if loader_format else self.pipeline_id
 
-    def _unchanged(
-        self,
-        doc_id: str,
-        content_hash: str,
-        tags: dict[str, str],
-        source: str,
-        emit: ProgressCallback,
-        pipeline: str | None = None,
-    ) -> bool:
+    def _unchanged(self, target: Target, tags: dict[str, str], emit: ProgressCallback) -> bool:
         """True (and reported) when the stored document needs no re-indexing; new tags are applied here."""
-        state = self.store.document_state(doc_id)
-        if state is None or state.content_hash != content_hash or state.pipeline != (pipeline or self.pipeline_id):
+        state = target.state
+        if state is None or state.content_hash != target.content_hash or state.pipeline != target.pipeline:
             return False
         merged = {**state.tags, **tags}
         if merged != state.tags:
-            self.store.update_tags(doc_id, merged)
-            emit(IngestStatus(path=source, doc_id=doc_id, status="updated"))
+            self.store.update_tags(target.doc_id, merged)
+            emit(IngestStatus(path=target.source, doc_id=target.doc_id, status="updated"))
         else:
-            emit(IngestStatus(path=source, doc_id=doc_id, status="unchanged"))
+            emit(IngestStatus(path=target.source, doc_id=target.doc_id, status="unchanged"))
         return True
 
-    def _prepare_document(
-        self,
-        loaded: LoadedDocument,
-        doc_id: str,
-        source: str,
-        content_hash: str,
-        mtime: float,
-        tags: dict[str, str],
-        emit: ProgressCallback,
-    ) -> Iterator[_Prepared]:
-        drafts = self.splitter.split(loaded.blocks)
-        if not drafts:
-            emit(IngestStatus(path=source, doc_id=doc_id, status="failed", error="no text could be extracted"))
-            return
-        existed = self.store.document_state(doc_id) is not None
-        title = display(loaded.title)  # a title taken from a file name that is not UTF-8
-        date = loaded.date or find_date(loaded.text[:2000]) or dt.date.fromtimestamp(mtime)
-        document = Document(
-            doc_id=doc_id,
-            source=source,
-            title=title,
-            content_hash=content_hash,
-            mtime=mtime,
-            date=date,
-            tags=dict(tags),
-            meta=loaded.meta,
-            n_chunks=len(drafts),
-            chars=sum(len(b.text) for b in loaded.blocks),
-            ingested_at=time.time(),
-        )
-        status: Literal["added", "updated"] = "updated" if existed else "added"
-        item = _Prepared(document, [], [], [], [], status, source, loaded.unreadable_pages)
-        for position, draft in enumerate(drafts):
-            item.chunks.append(
-                Chunk(
-                    chunk_id=chunk_id_for(doc_id, position),
-                    doc_id=doc_id,
-                    position=position,
-                    text=draft.text,
-                    title=title,
-                    source=source,
-                    heading_path=draft.heading_path,
-                    page=draft.page,
-                    page_breaks=draft.page_breaks,
-                    char_start=draft.char_start,
-                    char_end=draft.char_end,
-                    date=date,
-                    tags=document.tags,
-                    fingerprint=fingerprint(draft.text),
-                )
-            )
-            item.texts.append(embedding_text(title, draft.heading_path, draft.text))
-            item.title_tokens.append(tokenize(" ".join([title, *draft.heading_path])))
-            item.body_tokens.append(tokenize(draft.text))
-        yield item
-
-    def _run(self, prepared: Iterator[_Prepared], emit: ProgressCallback) -> None:
+    def _run(self, prepared: Iterator[Prepared], emit: ProgressCallback) -> None:
         """Embed in a worker thread, one batch ahead of the commits."""
         batch_size = self.settings.ingest.embed_batch_size
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrag-embed") as pool:
-            in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None = None
-            batch: list[_Prepared] = []
+            in_flight: tuple[list[Prepared], list[Future[Vectors]]] | None = None
+            batch: list[Prepared] = []
             size = 0
             for item in prepared:
                 batch.append(item)
@@ -303,10 +284,10 @@ class IngestPipeline:
     def _rotate(
         self,
         pool: ThreadPoolExecutor,
-        in_flight: tuple[list[_Prepared], list[Future[Vectors]]] | None,
-        batch: list[_Prepared],
+        in_flight: tuple[list[Prepared], list[Future[Vectors]]] | None,
+        batch: list[Prepared],
         emit: ProgressCallback,
-    ) -> tuple[list[_Prepared], list[Future[Vectors]]]:
+    ) -> tuple[list[Prepared], list[Future[Vectors]]]:
         texts = [t for item in batch for t in item.texts]
         # Calls of about embed_batch_size chunks, in order on the one worker: progress after each.
         calls = -(-len(texts) // self.settings.ingest.embed_batch_size)
@@ -316,7 +297,7 @@ class IngestPipeline:
             self._commit(*in_flight, emit)
         return batch, futures
 
-    def _vectors(self, batch: list[_Prepared], futures: list[Future[Vectors]]) -> Vectors:
+    def _vectors(self, batch: list[Prepared], futures: list[Future[Vectors]]) -> Vectors:
         """The batch's vectors, reporting each embedding call's chunks as it finishes (to `on_chunks`)."""
         parts: list[Vectors] = []
         done = 0
@@ -331,7 +312,7 @@ class IngestPipeline:
             raise
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def _commit(self, batch: list[_Prepared], futures: list[Future[Vectors]], emit: ProgressCallback) -> None:
+    def _commit(self, batch: list[Prepared], futures: list[Future[Vectors]], emit: ProgressCallback) -> None:
         try:
             vectors = self._vectors(batch, futures)
         except Exception as exc:
@@ -340,7 +321,7 @@ class IngestPipeline:
                     self._fail(item, exc, emit)
                 return
             # An error that is not ours may come from one document's text: embed each alone to find it.
-            ready: list[tuple[_Prepared, Vectors]] = []
+            ready: list[tuple[Prepared, Vectors]] = []
             for item in batch:
                 try:
                     ready.append((item, self.embedder.embed_passages(item.texts)))
@@ -351,7 +332,7 @@ class IngestPipeline:
         offsets = np.cumsum([0, *(len(item.texts) for item in batch)])
         self._store([(item, vectors[a:b]) for item, a, b in zip(batch, offsets, offsets[1:], strict=False)], emit)
 
-    def _store(self, ready: list[tuple[_Prepared, Vectors]], emit: ProgressCallback) -> None:
+    def _store(self, ready: list[tuple[Prepared, Vectors]], emit: ProgressCallback) -> None:
         """Commit the batch's documents in one transaction, each all or nothing in its savepoint; a document
         that fails (or the whole batch, on a database locked past its retries) is its own failure line. Lines
         are emitted once the batch is committed: "added" always means stored."""
@@ -367,7 +348,7 @@ class IngestPipeline:
         for status in done:
             emit(status)
 
-    def _store_one(self, item: _Prepared, vectors: Vectors) -> IngestStatus:
+    def _store_one(self, item: Prepared, vectors: Vectors) -> IngestStatus:
         indexed = [
             IndexedChunk(chunk=c, vector=np.asarray(v, dtype=np.float32), title_tokens=tt, body_tokens=bt)
             for c, v, tt, bt in zip(item.chunks, vectors, item.title_tokens, item.body_tokens, strict=True)
@@ -385,5 +366,5 @@ class IngestPipeline:
         )
 
     @staticmethod
-    def _fail(item: _Prepared, exc: BaseException, emit: ProgressCallback) -> None:
+    def _fail(item: Prepared, exc: BaseException, emit: ProgressCallback) -> None:
         emit(IngestStatus(path=item.path, doc_id=item.document.doc_id, status="failed", error=failure_reason(exc)))

@@ -46,8 +46,13 @@ def _build(kind: str, groups: tuple[str, ...]) -> dt.date | None:
         return None
 
 
+_YEAR = re.compile(r"(?:19|20)\d{2}")  # in every pattern: a text without one has no date (one cheap scan)
+
+
 def find_date(text: str) -> dt.date | None:
     """The first well-formed full date in `text` (by position), or None."""
+    if _YEAR.search(text) is None:
+        return None
     best: tuple[int, dt.date] | None = None
     for pattern, kind in _PATTERNS:
         for m in pattern.finditer(text):

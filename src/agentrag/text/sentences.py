@@ -17,15 +17,28 @@ _ABBREVIATIONS = frozenset(
     "corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n est dept univ gen gov col lt sgt "
     "cf ca".split()
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_LETTERS_DOTS = _LETTERS | {"."}
+
+
+def word_before(text: str, stop: int) -> str | None:
+    """What `re.search(r"([A-Za-z][A-Za-z.]*)$", text[:stop])` finds, scanning back from `stop` instead of
+    forward from 0 (that search is quadratic in a long paragraph: it runs at every period)."""
+    end = stop - 1 if stop and text[stop - 1] == "\n" else stop  # `$` also matches before a final newline
+    start = end
+    while start > 0 and text[start - 1] in _LETTERS_DOTS:
+        start -= 1
+    while start < end and text[start] not in _LETTERS:  # the word starts at a letter, not a dot
+        start += 1
+    return text[start:end] if start < end else None
 
 
 def _is_abbreviation(text: str, end: int) -> bool:
     """True when the period at text[end-1] closes an abbreviation or an initial, not a sentence."""
-    m = _WORD_BEFORE.search(text, 0, end - 1)
-    if not m:
+    found = word_before(text, end - 1)
+    if found is None:
         return False
-    word = m.group(1).lower().rstrip(".")
+    word = found.lower().rstrip(".")
     return len(word) == 1 or word in _ABBREVIATIONS
 
 

@@ -11,7 +11,9 @@ At query time a few more words are dropped: interrogatives and question scaffold
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import threading
 from functools import lru_cache
 
@@ -57,6 +59,19 @@ def _ensure_jieba() -> None:
             _jieba_ready = True
 
 
+def _after_fork_in_child() -> None:
+    """A forked ingest worker (`ingest.workers`) has only the forking thread: a lock another thread held at the
+    fork would never be released there, so the locks jieba's loading takes are new ones."""
+    global _jieba_lock
+    _jieba_lock = threading.Lock()
+    jieba = sys.modules.get("jieba")
+    if jieba is not None and not _jieba_ready:
+        jieba.dt.lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
 _stemmer = Stemmer.Stemmer("english")
 
 
@@ -65,12 +80,25 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+@lru_cache(maxsize=200_000)
+def _word_token(word: str) -> str | None:
+    """The token of a non-CJK word as written (None: a stopword); cached, as a corpus repeats its words."""
+    lowered = word.lower()
+    return None if lowered in ENGLISH_STOPWORDS else _stem(lowered)
+
+
+_CJK_RE = re.compile(f"[{CJK_RANGES}]")
+_WORD_RE = re.compile(rf"[^\W{CJK_RANGES}]+")  # the second group of _TOKEN_RE
+
+
 def has_cjk(text: str) -> bool:
-    return re.search(f"[{CJK_RANGES}]", text) is not None
+    return _CJK_RE.search(text) is not None
 
 
 def tokenize(text: str) -> list[str]:
     """Index-time tokens (also the base of query tokens)."""
+    if not has_cjk(text):  # no CJK run: every match of _TOKEN_RE is a word, found in one C call
+        return [t for t in map(_word_token, _WORD_RE.findall(text)) if t is not None]
     out: list[str] = []
     for m in _TOKEN_RE.finditer(text):
         cjk, word = m.group(1), m.group(2)
@@ -80,10 +108,9 @@ def tokenize(text: str) -> list[str]:
 
             out.extend(t for t in jieba.lcut_for_search(cjk) if t.strip())
         else:
-            w = word.lower()
-            if w in ENGLISH_STOPWORDS:
-                continue
-            out.append(_stem(w))
+            token = _word_token(word)
+            if token is not None:
+                out.append(token)
     return out
 
 

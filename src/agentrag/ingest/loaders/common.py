@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import re
 import threading
 import time
@@ -144,6 +145,16 @@ def short_error(exc: BaseException) -> str:
 
 
 _quiet_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """An ingest worker forked while another thread held the lock would wait for it forever: a new one."""
+    global _quiet_lock
+    _quiet_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 _quiet_users: dict[str, int] = {}
 _quiet_saved: dict[str, int] = {}
 
