@@ -153,3 +153,16 @@ def test_two_things_one_person_did_are_not_compared_side_by_side() -> None:
         "Standard",
         "Enterprise",
     ]
+
+
+def test_what_year_from_a_table_row_is_the_year(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    write(
+        root / "versions.md",
+        "# Release history\n\n| Version | Released | Status |\n|---|---|---|\n"
+        "| 2.3 | 2024-06-03 | Deprecated |\n| 3.0 | 2025-03-01 | Current |\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root])
+        answer = kb.ask("In what year was version 2.3 released?")
+    assert answer.short_answer == "2024", answer.answer

@@ -337,7 +337,10 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     if kind not in VALUE_TYPES:
         return _clause(part, unit) if has_cjk(part.text) else None
     if unit.kind == "row":
-        return _row_value(part, unit)  # a cell or nothing: words around a cell ("Meaning: Indexing") are no answer
+        # A cell or nothing: words around a cell ("Meaning: Indexing") are no answer.
+        cell = _row_value(part, unit)
+        year = _YEAR.search(cell) if cell and kind == AnswerType.DATE and _ASKS_YEAR.search(part.text) else None
+        return year.group(0) if year else cell
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
     candidates = _candidates(part, unit)
