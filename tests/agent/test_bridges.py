@@ -172,8 +172,7 @@ def test_a_possessive_name_is_the_owner_not_the_answer(settings: Settings, embed
     root = tmp_path / "docs"
     write(
         root / "magazine.md",
-        "# Aunt Judy's Magazine\n\nThe magazine is named after Juliana Horatia Ewing’s childhood nickname, "
-        "“Judy”.\n",
+        "# Aunt Judy's Magazine\n\nThe magazine is named after Juliana Horatia Ewing’s childhood nickname, “Judy”.\n",
     )
     with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
         kb.ingest([root])
