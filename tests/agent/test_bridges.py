@@ -166,3 +166,15 @@ def test_what_year_from_a_table_row_is_the_year(settings: Settings, embedder: Em
         kb.ingest([root])
         answer = kb.ask("In what year was version 2.3 released?")
     assert answer.short_answer == "2024", answer.answer
+
+
+def test_a_possessive_name_is_the_owner_not_the_answer(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    write(
+        root / "magazine.md",
+        "# Aunt Judy's Magazine\n\nThe magazine is named after Juliana Horatia Ewing’s childhood nickname, “Judy”.\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root])
+        answer = kb.ask("What was the childhood nickname of Juliana Horatia Ewing?")
+    assert answer.short_answer == "Judy", answer.answer

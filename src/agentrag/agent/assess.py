@@ -310,6 +310,8 @@ def _sure(p: PartAnswer, context: Context) -> bool:
         return False  # a list, steps or a reason can be on the question and still leave part of it out
     if p.short is None or (p.part.answer_type == AnswerType.PERSON and not looks_like_person(p.short)):
         return False
+    if p.short.endswith(("'s", "’s")):
+        return False  # a possessive ("Juliana Horatia Ewing’s") is cut from a longer phrase: not plain to see
     # A value is sure when it stands where the question's gap is, or in the row of the thing asked about.
     return p.best.anchored or p.best.unit.kind == "row"
 

@@ -60,6 +60,7 @@ _CHANGE = re.compile(
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 MIN_CLAUSE = 4
+_POSSESSIVE = re.compile(r"['’]s$")
 _ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(r"(?<!\d)(1\d|20)\d\d(?!\d)(?:\s?年)?")  # with 年 where the text has it: "1994年"
 
@@ -242,7 +243,7 @@ def holds_answer(part: QuestionPart, unit: Unit) -> bool:
 def asked(part: QuestionPart, value: str) -> bool:
     """A value the question itself states ("2025-03-14 的周会…"), or the thing a side of it is about, is not its
     answer."""
-    key = normalize_for_match(value)
+    key = normalize_for_match(_POSSESSIVE.sub("", value))
     stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
     return bool(key) and any(key in normalize_for_match(text) for text in stated)
 
@@ -250,6 +251,8 @@ def asked(part: QuestionPart, value: str) -> bool:
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     found = [v for v in values(unit.text, kind) if not asked(part, v.text)]
+    if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
+        found = [v for v in found if not _POSSESSIVE.search(v.text)] or found
     if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
         found = [v for v in found if looks_like_person(v.text)] or found
     elif kind == AnswerType.ENTITY and not has_cjk(part.text):
