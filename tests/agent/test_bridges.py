@@ -10,7 +10,17 @@ import pytest
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
+from agentrag.types import Answer
 from tests.helpers import write
+
+
+def _ask(settings: Settings, embedder: Embedder, root: Path, docs: dict[str, str], *questions: str) -> list[Answer]:
+    """The answers to the questions over a knowledge base of the given Markdown documents (name: text)."""
+    for name, text in docs.items():
+        write(root / "docs" / name, text)
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root / "docs"])
+        return [kb.ask(q) for q in questions]
 
 
 @pytest.fixture
@@ -83,23 +93,17 @@ def test_constraints_spread_over_two_passages_are_answered_not_called_missing(
 ) -> None:
     """No passage names the games, the complex and Downtown Los Angeles together, yet each is in the evidence: the
     answer is the complex's name, at a confidence below high, not "not found"."""
-    root = tmp_path / "docs"
-    write(
-        root / "games.md",
-        "# 2015 CrossFit Games\n\nThe 2015 CrossFit Games were held on July 21–26, 2015 at the StubHub Center in "
-        "Carson, California.\n",
+    docs = {
+        "games.md": "# 2015 CrossFit Games\n\nThe 2015 CrossFit Games were held on July 21–26, 2015 at the StubHub "
+        "Center in Carson, California.\n",
+        "stubhub.md": "# StubHub Center\n\nThe StubHub Center is a multiple-use sports complex on the campus of "
+        "California State University, approximately 14 miles south of Downtown Los Angeles.\n",
+    }
+    question = (
+        "The 2015 CrossFit Games were held at what multiple-use sports complex that is approximately 14 miles "
+        "south of Downtown Los Angeles?"
     )
-    write(
-        root / "stubhub.md",
-        "# StubHub Center\n\nThe StubHub Center is a multiple-use sports complex on the campus of California State "
-        "University, approximately 14 miles south of Downtown Los Angeles.\n",
-    )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([root])
-        answer = kb.ask(
-            "The 2015 CrossFit Games were held at what multiple-use sports complex that is approximately 14 miles "
-            "south of Downtown Los Angeles?"
-        )
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
     assert answer.stop_reason == "answered", answer.answer
     assert answer.short_answer == "StubHub Center", answer.answer
     assert answer.confidence != "high"
@@ -108,21 +112,13 @@ def test_constraints_spread_over_two_passages_are_answered_not_called_missing(
 def test_a_value_missing_from_the_best_passage_is_read_from_the_passage_about_what_it_names(
     settings: Settings, embedder: Embedder, tmp_path: Path
 ) -> None:
-    root = tmp_path / "docs"
-    write(
-        root / "galleria.md",
-        "# The Peak Galleria\n\nThe Peak Galleria is a shopping complex located at Victoria Gap, near the summit "
-        "of Victoria Peak in Hong Kong.\n",
-    )
-    write(
-        root / "peak.md",
-        "# Victoria Peak\n\nWith an elevation of 552 m, it is the highest mountain on Hong Kong Island.\n",
-    )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([root])
-        answer = kb.ask(
-            "The Peak Galleria is located near the summit of a mountain that has an elevation of how many meters?"
-        )
+    docs = {
+        "galleria.md": "# The Peak Galleria\n\nThe Peak Galleria is a shopping complex located at Victoria Gap, "
+        "near the summit of Victoria Peak in Hong Kong.\n",
+        "peak.md": "# Victoria Peak\n\nWith an elevation of 552 m, it is the highest mountain on Hong Kong Island.\n",
+    }
+    question = "The Peak Galleria is located near the summit of a mountain that has an elevation of how many meters?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
     assert answer.short_answer is not None
     assert answer.short_answer.startswith("552"), answer.answer
 
@@ -130,51 +126,53 @@ def test_a_value_missing_from_the_best_passage_is_read_from_the_passage_about_wh
 def test_both_yes_no_checks_the_attribute_in_each_subject_s_passage(
     settings: Settings, embedder: Embedder, tmp_path: Path
 ) -> None:
-    root = tmp_path / "docs"
-    write(root / "marray.md", "# Jonathan Marray\n\nJonathan Marray is a British former professional tennis player.\n")
-    write(root / "black.md", "# Wayne Black\n\nWayne Black is a former professional tennis player from Zimbabwe.\n")
-    write(root / "murray.md", "# Jamie Murray\n\nJamie Murray is a British professional tennis player.\n")
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([root])
-        assert kb.ask("Are both Jonathan Marray and Wayne Black British?").short_answer == "no"
-        assert kb.ask("Are both Jonathan Marray and Jamie Murray British?").short_answer == "yes"
+    docs = {
+        "marray.md": "# Jonathan Marray\n\nJonathan Marray is a British former professional tennis player.\n",
+        "black.md": "# Wayne Black\n\nWayne Black is a former professional tennis player from Zimbabwe.\n",
+        "murray.md": "# Jamie Murray\n\nJamie Murray is a British professional tennis player.\n",
+    }
+    no, yes = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "Are both Jonathan Marray and Wayne Black British?",
+        "Are both Jonathan Marray and Jamie Murray British?",
+    )
+    assert (no.short_answer, yes.short_answer) == ("no", "yes")
 
 
 def test_two_things_one_person_did_are_not_compared_side_by_side() -> None:
     from agentrag.agent.planner import comparison_entities
 
     assert comparison_entities("Who worked on the origins of Mickey Mouse and created Oswald the Lucky Rabbit?") == []
-    assert comparison_entities("Are both Jonathan Marray and Wayne Black British?") == [
-        "Jonathan Marray",
-        "Wayne Black",
-    ]
-    assert comparison_entities("Is the Marsilea or the Brabejum the genus of more species?") == ["Marsilea", "Brabejum"]
-    assert comparison_entities("Which costs more, the Standard plan or the Enterprise plan?") == [
-        "Standard",
-        "Enterprise",
-    ]
+    pairs = {
+        "Are both Jonathan Marray and Wayne Black British?": ["Jonathan Marray", "Wayne Black"],
+        "Is the Marsilea or the Brabejum the genus of more species?": ["Marsilea", "Brabejum"],
+        "Which costs more, the Standard plan or the Enterprise plan?": ["Standard", "Enterprise"],
+    }
+    for question, sides in pairs.items():
+        assert comparison_entities(question) == sides, question
 
 
 def test_what_year_from_a_table_row_is_the_year(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
-    root = tmp_path / "docs"
-    write(
-        root / "versions.md",
-        "# Release history\n\n| Version | Released | Status |\n|---|---|---|\n"
-        "| 2.3 | 2024-06-03 | Deprecated |\n| 3.0 | 2025-03-01 | Current |\n",
+    table = (
+        "| Version | Released | Status |\n|---|---|---|\n"
+        "| 2.3 | 2024-06-03 | Deprecated |\n| 3.0 | 2025-03-01 | Current |\n"
     )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([root])
-        answer = kb.ask("In what year was version 2.3 released?")
+    (answer,) = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        {"versions.md": f"# Release history\n\n{table}"},
+        "In what year was version 2.3 released?",
+    )
     assert answer.short_answer == "2024", answer.answer
 
 
 def test_a_possessive_name_is_the_owner_not_the_answer(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
-    root = tmp_path / "docs"
-    write(
-        root / "magazine.md",
-        "# Aunt Judy's Magazine\n\nThe magazine is named after Juliana Horatia Ewing’s childhood nickname, “Judy”.\n",
+    text = "# Aunt Judy's Magazine\n\nThe magazine is named after Juliana Horatia Ewing’s childhood nickname, “Judy”.\n"
+    (answer,) = _ask(
+        settings, embedder, tmp_path, {"magazine.md": text}, "What was the childhood nickname of Juliana Horatia Ewing?"
     )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([root])
-        answer = kb.ask("What was the childhood nickname of Juliana Horatia Ewing?")
     assert answer.short_answer == "Judy", answer.answer
