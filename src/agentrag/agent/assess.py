@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from agentrag.agent.chain import Chains
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
-from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
+from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart, asked_kind
 from agentrag.agent.selection import (
     VALUE_TYPES,
     W_PRIOR,
@@ -34,7 +34,7 @@ from agentrag.agent.selection import (
     short_answer,
 )
 from agentrag.agent.units import ChunkAt, Unit, context_units
-from agentrag.agent.values import looks_like_person
+from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
 from agentrag.types import Conflict, SubQuery
@@ -150,12 +150,6 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
     return (best[0], best[1], paths[best[1].unit]) if best else None
 
 
-# "which coach", "what retired Argentine footballer": the words naming the kind of thing asked for.
-_ASKED_KIND = re.compile(
-    r"\b(?:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had|that|who|which|by|of|in|for|to|from|"
-    r"with|on|at|and)\b)[\w'-]+\s*){1,3})",
-    re.I,
-)
 _PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
 LEAD_CHARS = 300  # a passage's opening, where an encyclopaedic page says what its subject is
 
@@ -164,18 +158,31 @@ def _is_what_was_asked(part: QuestionPart, passage: str) -> bool:
     """Whether a passage about a candidate answer says it is the kind of thing asked for: "which coach" and
     "Anthony Lynn is an American football coach"; for "who", a page about a person."""
     lead = passage[:LEAD_CHARS]
-    kind = _ASKED_KIND.search(part.text)
-    if kind is not None:
-        words = [w for w in kind.group(1).lower().split() if len(w) >= 4]
+    words = asked_kind(part.text)
+    if words is not None:
         return any(re.search(rf"\b{re.escape(w)}", lead, re.I) for w in words)
     if part.answer_type == AnswerType.PERSON:
         return bool(_PERSON_PAGE.search(lead))
     return False
 
 
-def _follow_bridge(
-    part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]
-) -> tuple[Scored, list[Unit]] | None:
+class Hop(NamedTuple):
+    """An answer reached from the best unit through another passage: the unit, the chain before it, its value."""
+
+    best: Scored
+    chain: list[Unit]
+    short: str
+
+
+def _typed_answer(part: QuestionPart, scored: Scored) -> str | None:
+    """The unit's short answer when it holds a value of the asked kind and the question does not state it."""
+    if not (scored.typed or holds_answer(part, scored.unit)):
+        return None
+    answer = short_answer(part, scored.unit)
+    return answer if answer and not asked(part, answer) else None
+
+
+def _follow_bridge(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Hop | None:
     """When the best unit's answer is itself named by another good unit, or is what another passage is about, it
     was a bridge, not the answer: "McFarland was charged ... related to the Fyre Festival" → the Fyre Festival's
     passage: "The festival was scheduled ... on the island of Great Exuma"."""
@@ -191,13 +198,10 @@ def _follow_bridge(
     for scored in ranked[:NESTED_CONSIDERED]:
         unit = scored.unit
         named = key in selector.about(unit.block) or key in normalize_for_match(unit.text)
-        if unit.block == best.unit.block or not named or not (scored.typed or holds_answer(part, unit)):
-            continue
-        answer = short_answer(part, unit)
-        if not answer or asked(part, answer):
+        if unit.block == best.unit.block or not named or not (answer := _typed_answer(part, scored)):
             continue
         if normalize_for_match(answer) != key and key not in normalize_for_match(answer):
-            return replace(scored, met=True), [best.unit]
+            return Hop(replace(scored, met=True), [best.unit], answer)
     return None
 
 
@@ -208,31 +212,30 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
     chain = list[Unit]()
     if part.answer_type == AnswerType.LIST and not part.side and len(part.constraints) > 1:
         # "What changed between Aurora 2.3 and 3.0": the things compared are each met somewhere, not all in one unit.
-        met = all(any(selector.states(c, s.unit) for s in ranked[:LIST_SPREAD]) for c in part.constraints)
-        best = replace(ranked[0], met=met or ranked[0].met)
+        best = replace(ranked[0], met=_each_stated(part, selector, ranked) or ranked[0].met)
     else:
         # The constraints are what the question is about: a unit that meets them beats one that merely scores well.
         meeting = next((s for s in ranked if s.met), None)
         best = meeting if meeting is not None and meeting.score >= MET_SHARE * ranked[0].score else ranked[0]
     if part.answer_type == AnswerType.CHOICE:
         return _choice(part, selector, ranked)
+    short: str | None = None
     if part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
         _, best, chain = found
     elif (hop := _follow_bridge(part, selector, best, ranked)) is not None:
-        best, chain = hop
-    short = yes_or_no(part, best, selector) if part.answer_type == AnswerType.YES_NO else short_answer(part, best.unit)
-    if short is None and not chain and (linked := _linked_value(part, selector, best, ranked)) is not None:
-        best, chain = linked
-        short = short_answer(part, best.unit)
+        best, chain, short = hop
+    if short is None:
+        yes_no = part.answer_type == AnswerType.YES_NO
+        short = yes_or_no(part, best, selector) if yes_no else short_answer(part, best.unit)
+    if short is None and not chain and (hop := _linked_value(part, selector, best, ranked)) is not None:
+        best, chain, short = hop
     answer = PartAnswer(part, best, ranked, short=short, chain=chain)
     answer.met = best.met
     answer.verdict = _verdict(part, selector, best, ranked)
     return answer
 
 
-def _linked_value(
-    part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]
-) -> tuple[Scored, list[Unit]] | None:
+def _linked_value(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Hop | None:
     """When the best unit holds no value of the asked kind, the value may be in the passage about something it
     names: "The Peak Galleria ... near the summit of Victoria Peak" → Victoria Peak's passage gives its elevation."""
     if part.answer_type not in VALUE_TYPES or part.answer_type == AnswerType.PERSON or has_cjk(part.text):
@@ -243,10 +246,8 @@ def _linked_value(
         subject = selector.title(unit.block)
         if unit.block == best.unit.block or len(subject) < 4 or subject not in here:
             continue
-        value = short_answer(part, unit) if scored.typed or holds_answer(part, unit) else None
-        if not value or asked(part, value):
-            continue
-        return replace(scored, met=best.met), [best.unit]
+        if value := _typed_answer(part, scored):
+            return Hop(replace(scored, met=best.met), [best.unit], value)
     return None
 
 
@@ -262,8 +263,11 @@ def _spread(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> boo
     """Each of a question's several constraints is stated by some good unit, though none states them all: "the
     2015 CrossFit Games were held at what complex 14 miles south of Downtown Los Angeles" is about things the
     evidence names, one passage each (the games and where; the complex and its place)."""
-    if len(part.constraints) < 2 or has_cjk(part.text):
-        return False
+    return len(part.constraints) >= 2 and not has_cjk(part.text) and _each_stated(part, selector, ranked)
+
+
+def _each_stated(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> bool:
+    """Every constraint is stated by one of the best units, not necessarily the same one."""
     return all(any(selector.states(c, s.unit) for s in ranked[:LIST_SPREAD]) for c in part.constraints)
 
 
@@ -310,7 +314,7 @@ def _sure(p: PartAnswer, context: Context) -> bool:
         return False  # a list, steps or a reason can be on the question and still leave part of it out
     if p.short is None or (p.part.answer_type == AnswerType.PERSON and not looks_like_person(p.short)):
         return False
-    if p.short.endswith(("'s", "’s")):
+    if POSSESSIVE.search(p.short):
         return False  # a possessive ("Juliana Horatia Ewing’s") is cut from a longer phrase: not plain to see
     # A value is sure when it stands where the question's gap is, or in the row of the thing asked about.
     return p.best.anchored or p.best.unit.kind == "row"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.units import Unit, unit_tokens
+from agentrag.agent.values import YEAR
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import tokenize_query
 
@@ -33,7 +34,6 @@ _YES_NO_SCAFFOLD = frozenset(
         "both same also each either all located found nationality country profession occupation kind type genre"
     )
 )
-_YEAR = re.compile(r"(?<!\d)(1[0-9]\d\d|20\d\d)(?!\d)")
 _NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(not|never|no|neither|nor|none)\b|n't|不是|没有|并非|不", re.I)
 
@@ -67,8 +67,8 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
         return None
     asked_numbers = set(_NUMBER.findall(part.text))
     for comparative, pattern, pick_max in (
-        (_EARLIER, _YEAR, False),
-        (_LATER, _YEAR, True),
+        (_EARLIER, YEAR, False),
+        (_LATER, YEAR, True),
         (_MORE, _NUMBER, True),
         (_LESS, _NUMBER, False),
     ):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from agentrag.agent.question import analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.agent.units import FIELD_LINE
+from agentrag.agent.values import POSSESSIVE
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.sentences import split_sentences
 from agentrag.text.tokenize import CJK_RANGES, has_cjk, tokenize_query
@@ -135,7 +136,6 @@ def rule_plan(question: str, max_subqueries: int = 5) -> list[SubQuery]:
 _NAME_WORD = r"(?:[A-Z]\.|[A-Z0-9][\w'’&-]*)"
 # Spaces, not line breaks: a name never runs from one line of a timeline or header block into the next.
 _PROPER_EN = re.compile(rf"{_NAME_WORD}(?:[ \t]+(?:of|the|de|la|von|van|der|for|&)?[ \t]*{_NAME_WORD})*")
-_POSSESSIVE = re.compile(r"['’]s$")  # "Kestrel's settings" names Kestrel
 _LETTER = re.compile(r"[^\W\d_]")
 _CAPITALISED = re.compile(r"(?:(?<=[^\W\d_] )|(?<=[^\W\d_][,;)] ))[A-Z][\w'’&-]*")  # after a word
 # Capitalised words that are rarely the next hop: demonyms, languages, weekdays, generic roles.
@@ -174,7 +174,8 @@ def _name_candidates(sentence: str, names_inside: frozenset[str] | None = None) 
     for m in _PROPER_EN.finditer(sentence):
         if sentence[m.end() : m.end() + 3].lstrip().startswith((":", "：")):
             continue  # a field label ("Severity: SEV-2"), not a name
-        words = _POSSESSIVE.sub("", m.group(0)).strip(" '’-").split()
+        # "Kestrel's settings" names Kestrel.
+        words = POSSESSIVE.sub("", m.group(0)).strip(" '’-").split()
         while words and words[0].lower() in _SENTENCE_START | _NOT_BRIDGES:
             words = words[1:]
         while words and words[-1].lower() in _NOT_BRIDGES:

@@ -261,6 +261,21 @@ def _constraints(text: str, zh: bool) -> list[Constraint]:
     return found
 
 
+# "which coach", "what retired Argentine footballer": the words naming the kind of thing asked for.
+_ASKED_KIND = re.compile(
+    r"\b(?:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had|that|who|which|by|of|in|for|to|from|"
+    r"with|on|at|and)\b)[\w'-]+\s*){1,3})",
+    re.I,
+)
+
+
+def asked_kind(text: str) -> list[str] | None:
+    """The words (of four letters or more) naming the kind of thing a "which X / what X" question asks for, or
+    None when it names none ("who", "where", "what is")."""
+    kind = _ASKED_KIND.search(text)
+    return None if kind is None else [w for w in kind.group(1).lower().split() if len(w) >= 4]
+
+
 # ------------------------------------------------------------------------------------------ targets
 
 _EN_SCAFFOLD = re.compile(

@@ -19,7 +19,7 @@ from agentrag.agent.context import Context
 from agentrag.agent.gap import slot_span
 from agentrag.agent.question import Constraint, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
-from agentrag.agent.values import Value, looks_like_person, values
+from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
@@ -60,9 +60,8 @@ _CHANGE = re.compile(
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 MIN_CLAUSE = 4
-_POSSESSIVE = re.compile(r"['’]s$")
 _ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
-_YEAR = re.compile(r"(?<!\d)(1\d|20)\d\d(?!\d)(?:\s?年)?")  # with 年 where the text has it: "1994年"
+_YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +108,13 @@ class Selector:
         self.bridges = [b for b in (bridges or []) if b]
         self._headings: dict[int, frozenset[str]] = {}
         self._about: dict[int, str] = {}  # title and headings, normalised
+        self._titles: dict[int, str] = {}
         self._passages: dict[int, str] = {}
         for b in context.blocks:
             chunk = b.evidence.chunk
             self._headings[b.n] = unit_tokens(" ".join([chunk.title, *chunk.heading_path]))
             self._about[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading]))
+            self._titles[b.n] = normalize_for_match(chunk.title)
             self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
 
     def prior(self, unit: Unit) -> float:
@@ -132,7 +133,7 @@ class Selector:
 
     def title(self, block: int) -> str:
         """The block's document title, normalised for matching."""
-        return normalize_for_match(self.context.blocks[block - 1].evidence.chunk.title)
+        return self._titles[block]
 
     def passage(self, block: int) -> str:
         """The block's title, headings and text, normalised for matching."""
@@ -243,7 +244,7 @@ def holds_answer(part: QuestionPart, unit: Unit) -> bool:
 def asked(part: QuestionPart, value: str) -> bool:
     """A value the question itself states ("2025-03-14 的周会…"), or the thing a side of it is about, is not its
     answer."""
-    key = normalize_for_match(_POSSESSIVE.sub("", value))
+    key = normalize_for_match(POSSESSIVE.sub("", value))
     stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
     return bool(key) and any(key in normalize_for_match(text) for text in stated)
 
@@ -252,7 +253,7 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     found = [v for v in values(unit.text, kind) if not asked(part, v.text)]
     if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
-        found = [v for v in found if not _POSSESSIVE.search(v.text)] or found
+        found = [v for v in found if not POSSESSIVE.search(v.text)] or found
     if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
         found = [v for v in found if looks_like_person(v.text)] or found
     elif kind == AnswerType.ENTITY and not has_cjk(part.text):

@@ -24,6 +24,8 @@ _TIME_UNITS_EN = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|busin
 # No bare 月/日 (3 月 is March, not three months) and no year after four digits (2025 年 is a date).
 _TIME_UNITS_ZH = r"(?:秒钟?|分钟|小时|个?工作日|天|周|个?星期|个月|年)"
 _YEAR_OF = re.compile(r"^\d{4}\s?年")  # "2025 年" is a date, not a duration
+YEAR = re.compile(r"(?<!\d)(1[0-9]\d\d|20\d\d)(?!\d)")  # a year in a text: 1000-2099
+POSSESSIVE = re.compile(r"['’]s$")  # "Kestrel's", "Ewing’s": names their owner
 _UNITS_EN = (
     r"(?:%|percent|per cent|km|kilometres?|kilometers?|miles?|m|metres?|meters?|kg|GB|TB|MB|KB|ms|"
     r"requests?|documents?|people|persons|employees|members|seats|copies|episodes|games|goals|points|votes|"
@@ -134,7 +136,7 @@ def looks_like_person(text: str) -> bool:
     if has_cjk(text) or _TEAM_EN.fullmatch(text.strip()):
         return True
     words = text.split()
-    return len(words) >= 2 and not text.endswith(("'s", "’s")) and all(w[:1].isupper() or w.islower() for w in words)
+    return len(words) >= 2 and not POSSESSIVE.search(text) and all(w[:1].isupper() or w.islower() for w in words)
 
 
 # A duration that says when: "within 30 days", "after six weeks", "30 天内", "满 6 周后".
