@@ -21,13 +21,10 @@ except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError('the LangChain retriever needs langchain-core: pip install "agentrag[langchain]"') from exc
 from pydantic import ConfigDict
 
-from agentrag.integrations.source import HitSource, HttpSource, LocalSource, hit_metadata
-from agentrag.kb import KnowledgeBase
-from agentrag.types import SearchFilter
-from agentrag.vocab import Channel
+from agentrag.integrations.source import FromSources, HitSource, hit_metadata
 
 
-class AgentragRetriever(BaseRetriever):
+class AgentragRetriever(FromSources, BaseRetriever):
     """agentrag's hybrid search as a LangChain retriever (`invoke`, `ainvoke`, `batch`, chains)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -35,23 +32,8 @@ class AgentragRetriever(BaseRetriever):
     hits: HitSource
 
     @classmethod
-    def from_kb(
-        cls, kb: KnowledgeBase, k: int = 5, channel: Channel | str = Channel.HYBRID, flt: SearchFilter | None = None
-    ) -> AgentragRetriever:
-        return cls(hits=LocalSource(kb, k, channel, flt))
-
-    @classmethod
-    def from_service(
-        cls,
-        url: str,
-        kb: str,
-        api_key: str,
-        k: int = 5,
-        channel: Channel | str = Channel.HYBRID,
-        filter: dict[str, Any] | None = None,
-    ) -> AgentragRetriever:
-        """`filter`: the search endpoint's filter object (`source`, `doc_id`, `tags`, `after`, `before`)."""
-        return cls(hits=HttpSource(url, kb, api_key, k, channel, filter))
+    def over(cls, hits: HitSource) -> AgentragRetriever:
+        return cls(hits=hits)
 
     def _documents(self, hits: list[dict[str, Any]]) -> list[Document]:
         kb = self.hits.knowledge_base

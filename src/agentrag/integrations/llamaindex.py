@@ -22,16 +22,13 @@ try:
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError('the LlamaIndex retriever needs llama-index-core: pip install "agentrag[llamaindex]"') from exc
 
-from agentrag.integrations.source import HitSource, HttpSource, LocalSource, hit_metadata
-from agentrag.kb import KnowledgeBase
-from agentrag.types import SearchFilter
-from agentrag.vocab import Channel
+from agentrag.integrations.source import FromSources, HitSource, hit_metadata
 
 # Metadata that places a passage for a reader; everything else (ids, scores, ranks) is bookkeeping.
 _SHOWN = {"source", "title", "heading", "page", "date"}
 
 
-class AgentragRetriever(BaseRetriever):
+class AgentragRetriever(FromSources, BaseRetriever):
     """agentrag's hybrid search as a LlamaIndex retriever (`retrieve`, `aretrieve`, query engines)."""
 
     def __init__(self, hits: HitSource, callback_manager: CallbackManager | None = None) -> None:
@@ -39,23 +36,8 @@ class AgentragRetriever(BaseRetriever):
         super().__init__(callback_manager=callback_manager)
 
     @classmethod
-    def from_kb(
-        cls, kb: KnowledgeBase, k: int = 5, channel: Channel | str = Channel.HYBRID, flt: SearchFilter | None = None
-    ) -> AgentragRetriever:
-        return cls(LocalSource(kb, k, channel, flt))
-
-    @classmethod
-    def from_service(
-        cls,
-        url: str,
-        kb: str,
-        api_key: str,
-        k: int = 5,
-        channel: Channel | str = Channel.HYBRID,
-        filter: dict[str, Any] | None = None,
-    ) -> AgentragRetriever:
-        """`filter`: the search endpoint's filter object (`source`, `doc_id`, `tags`, `after`, `before`)."""
-        return cls(HttpSource(url, kb, api_key, k, channel, filter))
+    def over(cls, hits: HitSource) -> AgentragRetriever:
+        return cls(hits)
 
     def _nodes(self, hits: list[dict[str, Any]]) -> list[NodeWithScore]:
         found = []

@@ -7,7 +7,8 @@ Both give a hit as the search contract (`Hit.contract()`, the JSON of `search --
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol, runtime_checkable
+from abc import abstractmethod
+from typing import Any, Protocol, Self, runtime_checkable
 
 import httpx
 
@@ -38,6 +39,34 @@ class HitSource(Protocol):
     def search(self, query: str) -> list[dict[str, Any]]: ...
 
     async def asearch(self, query: str) -> list[dict[str, Any]]: ...
+
+
+class FromSources:
+    """`from_kb` and `from_service` for a framework's retriever, one signature for every framework; each
+    adapter says only how it wraps a `HitSource` (`over`)."""
+
+    @classmethod
+    @abstractmethod
+    def over(cls, hits: HitSource) -> Self: ...
+
+    @classmethod
+    def from_kb(
+        cls, kb: KnowledgeBase, k: int = 5, channel: Channel | str = Channel.HYBRID, flt: SearchFilter | None = None
+    ) -> Self:
+        return cls.over(LocalSource(kb, k, channel, flt))
+
+    @classmethod
+    def from_service(
+        cls,
+        url: str,
+        kb: str,
+        api_key: str,
+        k: int = 5,
+        channel: Channel | str = Channel.HYBRID,
+        filter: dict[str, Any] | None = None,
+    ) -> Self:
+        """`filter`: the search endpoint's filter object (`source`, `doc_id`, `tags`, `after`, `before`)."""
+        return cls.over(HttpSource(url, kb, api_key, k, channel, filter))
 
 
 def _checked_channel(channel: Channel | str) -> Channel:
