@@ -31,6 +31,11 @@ from agentrag.types import Chunk, Evidence, Hit, SubQuery
         ("为什么 Kestrel 会积压？", "complex"),
         ("Who owns the service that caused INC-2291?", "complex"),
         ("What is the record label of the person who sang Hello Love?", "complex"),
+        # English nests an entity in more ways than "the X that": each needs the bridge-following loop.
+        ("Which retired Brazilian goalkeeper who played for Santos won the 1970 World Cup?", "complex"),
+        ("What studio co-founded by Ann Lee and Bo Chen made The Lantern?", "complex"),
+        ("In which year did this league, where Hull City finished second in 2004, take its current name?", "complex"),
+        ('In what year was the bassist from the album "Night Ferry" born?', "complex"),
     ],
 )
 def test_router_rules(question: str, kind: str) -> None:

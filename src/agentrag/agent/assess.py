@@ -12,7 +12,6 @@ A question none of whose parts is answered is "not found" (stop reason no_eviden
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
@@ -20,7 +19,7 @@ from agentrag.agent.chain import Chains
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
-from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart, asked_kind
+from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
 from agentrag.agent.selection import (
     VALUE_TYPES,
     W_PRIOR,
@@ -33,6 +32,8 @@ from agentrag.agent.selection import (
     holds_answer,
     short_answer,
 )
+from agentrag.agent.shared import Shared, shared_kind
+from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, subject_answer
 from agentrag.agent.units import ChunkAt, Unit, context_units
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
@@ -55,6 +56,7 @@ SURE_TARGET = 0.5  # a sure answer names at least half of the words of what is a
 NESTED_CONSIDERED = 30  # best-ranked units a nested question's chains are looked for among
 # Answers that may turn out to be a bridge to the real answer (a name, place, date or number).
 BRIDGED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.DATE, AnswerType.NUMBER, AnswerType.ENTITY})
+_VALUE_KINDS = frozenset({AnswerType.DATE, AnswerType.NUMBER, AnswerType.DURATION})
 HOP_COST = 0.03  # a longer chain is a weaker one
 
 
@@ -95,6 +97,7 @@ class Assessment:
     parts: list[PartAnswer]
     confidence: Confidence
     units: list[Unit]
+    shared: Shared | None = None  # what the sides have in common, for "what sport do both X and Y play"
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -106,6 +109,8 @@ class Assessment:
 
     @property
     def short_answer(self) -> str | None:
+        if self.shared is not None:
+            return self.shared.value
         shorts = [lead[0] for p in self.parts if (lead := p.lead) is not None]
         if not shorts:
             return None
@@ -150,22 +155,6 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
     return (best[0], best[1], paths[best[1].unit]) if best else None
 
 
-_PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
-LEAD_CHARS = 300  # a passage's opening, where an encyclopaedic page says what its subject is
-
-
-def _is_what_was_asked(part: QuestionPart, passage: str) -> bool:
-    """Whether a passage about a candidate answer says it is the kind of thing asked for: "which coach" and
-    "Anthony Lynn is an American football coach"; for "who", a page about a person."""
-    lead = passage[:LEAD_CHARS]
-    words = asked_kind(part.text)
-    if words is not None:
-        return any(re.search(rf"\b{re.escape(w)}", lead, re.I) for w in words)
-    if part.answer_type == AnswerType.PERSON:
-        return bool(_PERSON_PAGE.search(lead))
-    return False
-
-
 class Hop(NamedTuple):
     """An answer reached from the best unit through another passage: the unit, the chain before it, its value."""
 
@@ -191,14 +180,22 @@ def _follow_bridge(part: QuestionPart, selector: Selector, best: Scored, ranked:
     bridge = short_answer(part, best.unit)
     if not bridge or len(bridge) < 4:
         return None
+    if part.answer_type in _VALUE_KINDS and any(ch.isdigit() for ch in bridge):
+        return None  # a year or an amount restated elsewhere is the same answer, not a bridge to another
     key = normalize_for_match(bridge)
     pages = [b for b in selector.context.blocks if key in selector.about(b.n)]
-    if any(_is_what_was_asked(part, b.text) for b in pages):
+    if any(is_what_was_asked(part, b.text) for b in pages):
         return None  # its own passage says it is what the question asks for ("which coach": "... is a coach")
+    # On the bridge's own page the question is about the bridge: "the Fyre Festival" is stated there, not the
+    # answer. A sentence elsewhere that merely names it must give another value of the asked kind.
+    across = part.model_copy(update={"constraints": [*part.constraints, Constraint(kind="name", text=bridge)]})
     for scored in ranked[:NESTED_CONSIDERED]:
         unit = scored.unit
-        named = key in selector.about(unit.block) or key in normalize_for_match(unit.text)
-        if unit.block == best.unit.block or not named or not (answer := _typed_answer(part, scored)):
+        on_page = key in selector.about(unit.block)
+        named = on_page or key in normalize_for_match(unit.text)
+        if unit.block == best.unit.block or not named:
+            continue
+        if not (answer := _typed_answer(across if on_page else part, scored)):
             continue
         if normalize_for_match(answer) != key and key not in normalize_for_match(answer):
             return Hop(replace(scored, met=True), [best.unit], answer)
@@ -232,6 +229,12 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
     answer = PartAnswer(part, best, ranked, short=short, chain=chain)
     answer.met = best.met
     answer.verdict = _verdict(part, selector, best, ranked)
+    subject = None if answer.verified else subject_answer(part, selector, ranked)
+    if subject is not None and (subject.linked or answer.short is None or answer.verdict == "not_found"):
+        # No unit could be shown to answer, but a passage about the kind of thing asked fits the description (and
+        # a passage naming it states the rest, or nothing better was found).
+        answer = PartAnswer(part, subject.best, ranked, short=subject.short, chain=subject.chain, met=subject.linked)
+        answer.verdict = _verdict(part, selector, subject.best, ranked) if subject.linked else "unverified"
     return answer
 
 
@@ -360,4 +363,6 @@ def assess(
     for p in parts:
         if p.answered:
             p.conflict = find_conflict(p.part, p.ranked, context)
-    return Assessment(analysis, parts, _confidence(parts, context), units)
+    sides = [p.part.side for p in parts if p.part.side and p.part.answer_type in SUBJECT_TYPES]
+    shared = shared_kind(analysis.question, sides, selector) if len(sides) == len(parts) else None
+    return Assessment(analysis, parts, _confidence(parts, context), units, shared)

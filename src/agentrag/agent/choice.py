@@ -50,12 +50,62 @@ def _about(option: str, selector: Selector) -> list[Unit]:
     return [u for u in selector.units if wanted and wanted <= (u.tokens | selector.headings(u.block))]
 
 
-def _measure(units: list[Unit], pattern: re.Pattern[str], question_numbers: set[str]) -> tuple[float, Unit] | None:
-    for unit in units:
-        found = [m.group(0) for m in pattern.finditer(unit.text) if m.group(0) not in question_numbers]
-        if found:
-            return float(found[0].replace(",", "")), unit
-    return None
+# "more than 24 million": the number is 24,000,000, not 24.
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "万": 1e4, "亿": 1e8}
+_SCALED = re.compile(r"\s?(thousand|million|billion|trillion|万|亿)", re.I)
+_DIED = re.compile(r"\b(died|dies|death|passed away|deceased)\b|去世|逝世", re.I)
+# A life span in a page's opening: "(24 July 1895 – 7 December 1985)".
+_SPAN = re.compile(r"(?:\(|^)(?:[^()]*?\b)?(1\d{3}|20\d\d)\b[^()]*?[–-][^()]*?\b(1\d{3}|20\d\d)\b[^()]*\)")
+_MONTH = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b")
+PROPERTY_WINDOW = 60  # characters: a value this close to the property asked about ("born in 1950") is its value
+
+
+def _in_date(match: re.Match[str], text: str) -> bool:
+    """A year, or a day next to a month name ("17 September 1899"): no count."""
+    near = text[max(0, match.start() - 10) : match.end() + 10]
+    return bool(YEAR.fullmatch(match.group(0)) or _MONTH.search(near))
+
+
+def _number(match: re.Match[str], text: str) -> float:
+    value = float(match.group(0).replace(",", ""))
+    scale = _SCALED.match(text, match.end())
+    return value * _SCALE[scale.group(1).lower()] if scale else value
+
+
+def _measure(
+    part: QuestionPart, option: str, units: list[Unit], pattern: re.Pattern[str], selector: Selector
+) -> tuple[float, Unit] | None:
+    """The option's value of the compared property: from its own page first, the value nearest a word of the
+    property asked about ("born", "population", "founded"), a death year from a life span for "died first"."""
+    question_numbers = set(_NUMBER.findall(part.text))
+    own = normalize_for_match(option)
+    prop = {
+        t
+        for t in set(tokenize_query(part.text)) - set(unit_tokens(" ".join(part.options)))
+        if not any(p.search(t) for p in (_EARLIER, _LATER, _MORE, _LESS))
+    }
+    died = bool(_DIED.search(part.text))
+    best: tuple[tuple[float, float, float], float, Unit] | None = None
+    for rank, unit in enumerate(units):
+        on_page = 1.0 if own in selector.title(unit.block) else 0.0
+        if pattern is YEAR and (span := _SPAN.search(unit.text)):  # a life span: born, or died when asked
+            key = (on_page, 1.0, float(-rank))
+            if best is None or key > best[0]:
+                best = (key, float(span.group(2) if died else span.group(1)), unit)
+            continue
+        spots = [m.start() for t in prop if len(t) > 2 for m in re.finditer(re.escape(t), unit.text, re.I)]
+        for m in pattern.finditer(unit.text):
+            if m.group(0) in question_numbers or (pattern is not YEAR and _in_date(m, unit.text)):
+                continue  # a day or a year is no count ("17 September 1899")
+            distance = min((abs(m.start() - s) for s in spots), default=PROPERTY_WINDOW + 1)
+            if pattern is not YEAR and distance > PROPERTY_WINDOW:
+                continue  # a count must be of the thing compared ("population was 684,360"), not any number
+            nearest = distance / 1000 if pattern is not YEAR else 0.0  # a count: the nearest; a year: the first
+            key = (on_page, 1.0 if distance <= PROPERTY_WINDOW else 0.0, -rank - nearest)
+            if best is None or key > best[0]:
+                value = float(m.group(0)) if pattern is YEAR else _number(m, unit.text)
+                best = (key, value, unit)
+    return (best[1], best[2]) if best else None
 
 
 def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
@@ -65,7 +115,6 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     about = {o: _about(o, selector) for o in options}
     if not any(about.values()):
         return None
-    asked_numbers = set(_NUMBER.findall(part.text))
     for comparative, pattern, pick_max in (
         (_EARLIER, YEAR, False),
         (_LATER, YEAR, True),
@@ -76,7 +125,7 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
             continue
         if not all(about.values()):
             return None  # a comparison needs the property of every option
-        measured = {o: _measure(us, pattern, asked_numbers) for o, us in about.items()}
+        measured = {o: _measure(part, o, us, pattern, selector) for o, us in about.items()}
         if all(measured.values()):
             best = (max if pick_max else min)(options, key=lambda o: measured[o][0])  # type: ignore[index]
             return Chosen(best, measured[best][1])  # type: ignore[index]

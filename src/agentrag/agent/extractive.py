@@ -125,7 +125,10 @@ class ExtractiveSynthesizer:
 
     @staticmethod
     def _short_line(assessment: Assessment, zh: bool) -> str:
-        pieces = [attach_markers(lead[0], [lead[1]]) for p in assessment.parts if (lead := p.lead) is not None]
+        if assessment.shared is not None:
+            pieces = [attach_markers(assessment.shared.value, [u.block for u in assessment.shared.units])]
+        else:
+            pieces = [attach_markers(lead[0], [lead[1]]) for p in assessment.parts if (lead := p.lead) is not None]
         if not pieces:
             return ""
         return ("；".join(dict.fromkeys(pieces)) + "。") if zh else ("; ".join(dict.fromkeys(pieces)) + ".")

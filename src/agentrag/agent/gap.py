@@ -85,5 +85,4 @@ def slot_span(question: str, sentence: str) -> str | None:
     span = span.strip(_SPAN_TRIM)
     if all(w.lower() in _FUNCTION_WORDS or not any(c.isalnum() for c in w) for w in words(span)):
         return None  # "the", "的": particles alone answer nothing
-        return None
     return span if len(span) <= 40 else None

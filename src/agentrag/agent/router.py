@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from agentrag.agent.question import split_parts
 from agentrag.agent.roles import LLMCall, llm_or_rules
+from agentrag.text.tokenize import has_cjk
 from agentrag.vocab import LLMRole
 
 Kind = Literal["none", "simple", "complex"]
@@ -62,6 +63,21 @@ _BRIDGE = re.compile(
     r"|\b(of|by|for|in) the .{3,60}? (of|by|for|that|who|which)\b",
     re.I,
 )
+# Other ways English nests an entity in a question: a relative clause after any noun ("which footballer who
+# played ..."), a participle naming a relation ("the company co-owned by", "the composer born Harry Warnow"), a
+# clause set off by a comma ("this division, where ..."), a possessive relation ("X's birthplace").
+_NESTED = re.compile(
+    r"\b[a-z][\w-]+\s+(?:who|whom|whose|that)\s+(?!is\b|are\b)\w+"
+    r"|\b[a-z][\w-]+\s+(?:(?:co-)?[a-z]+ed|written|born|known|played|run|held|made|built|drawn|sung|won)\s+(?:by|in|at|as|for|with)\b"
+    r"|,\s(?:where|which|who|whose|when)\b"
+    r"|['’]s\s+(?:birthplace|hometown|father|mother|wife|husband|son|daughter|brother|sister|founder|owner|author|"
+    r"creator|director|producer|capital|headquarters)\b"
+)
+# "In what year was the drummer from the album X born?": a relation ("the drummer from X") that the question
+# asks something else of; "What is the rate limit of the Aurora API?" asks the relation itself (a simple cue).
+_RELATION_OF = re.compile(
+    r"\bthe\s+(?:[a-z][\w-]*\s+){1,3}?(?:of|from|for|in)\s+(?:the\s+)?(?:[A-Z\"“]|album|film|song)"
+)
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|'([^']{3,60})'")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _SIMPLE_CUES = re.compile(
@@ -91,6 +107,10 @@ def rule_route(question: str) -> Route:
     if _CHOICE.search(q):
         return Route("complex", "a choice between alternatives (A or B)", cue="comparison")
     if m := _BRIDGE.search(q):
+        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
+    if not has_cjk(q) and not _SIMPLE_CUES.search(q) and (m := _RELATION_OF.search(q)):
+        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
+    if (m := _NESTED.search(q)) and not has_cjk(q):
         return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
     if m := _WHY_HOW.search(q):
         return Route("complex", f"why/how cue {m.group(0)!r}", cue="why_how")

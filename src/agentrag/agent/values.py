@@ -74,7 +74,13 @@ _EN_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&
 _TEAM_EN = re.compile(r"(?:the\s)?(?:[A-Z][\w&-]*\s){1,3}(?:team|group|department|division|committee)\b")
 _TEAM_ZH = re.compile(rf"[{CJK_RANGES}A-Za-z]{{2,8}}(?:组|团队|部门|部|委员会|小组)")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
-_STARTS = frozenset("the a an in on at of for to and but or it this that these he she they his her its".split())
+# A one-word people or language name ("Bahamian", "American", "Japanese") standing before a lowercase noun.
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:ian|ean|ican|ese|ish|ic)")
+_LOWER_NEXT = re.compile(r"\s+[a-z]")
+_STARTS = frozenset(
+    "the a an in on at of for to and but or it this that these he she they his her its with from by after before "
+    "during as since while when although though however upon under over into among between".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +132,8 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
             phrase = " ".join(words)
             if _CALENDAR_WORD.fullmatch(phrase):
                 continue  # "July", "Monday": a date, not a name
+            if _DEMONYM.fullmatch(phrase) and _LOWER_NEXT.match(text, m.end()):
+                continue  # "the Bahamian island of Great Exuma": an adjective, not the place
             found.append(Value(phrase, m.end() - len(phrase), m.end()))
     return sorted(found, key=lambda v: (v.start, -len(v.text)))
 

@@ -1,0 +1,86 @@
+"""What two things have in common, model-free: "What sport is played by both Justin Gimelstob and Angelique
+Kerber?" is answered by the words the two pages use to say what each is: "a retired American tennis player"
+and "a German professional tennis player" share "tennis player".
+
+Only for a question that asks what kind of thing both sides are or share (a sport, an industry, a profession;
+"both what?"), in English; the answer is the shared words of the two descriptions, in the first one's order.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from agentrag.agent.selection import Selector
+from agentrag.agent.units import Unit
+from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk
+
+# "what sport", "what industry", "what profession", "what type of plant", "are both what", "have in common"
+_ASKS_KIND = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?:sport|industry|profession|occupation|job|field|kind|type|genre|form|"
+    r"category|instrument\w*|nationality|role|media|business)\b|\bboth\s+(?:what|examples of what)\b|"
+    r"\bin common\b|\bshare\b",
+    re.I,
+)
+# "X (born 1977) is a retired American tennis player", "Cranium is a party game created by ..."
+_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+", re.I)
+_CLAUSE_END = re.compile(r"[;.(]|\b(?:who|which|that|best known|known|from|created|designed|founded|born)\b", re.I)
+_GENERIC = frozenset(
+    "former retired professional famous popular known best also american british english german french italian "
+    "former current first second other several many one two three four five new old early late".split()
+)
+_FUNCTION = frozenset("and or of the a an in on at for to by with as its his her their".split())
+MAX_WORDS = 3
+
+
+class Shared(NamedTuple):
+    value: str
+    units: list[Unit]  # the description of each side, in the sides' order
+
+
+def asks_shared_kind(question: str) -> bool:
+    return not has_cjk(question) and bool(_ASKS_KIND.search(question))
+
+
+def _description(side: str, selector: Selector) -> tuple[list[str], Unit] | None:
+    """The words after "is a" in the first sentence of the side's page that says what it is."""
+    key = normalize_for_match(side)
+    for unit in selector.units:
+        if not key or key not in selector.title(unit.block) or unit.kind != "sentence":
+            continue
+        m = _COPULA.search(unit.text)
+        if m is None or m.start() > 160:
+            continue
+        rest = unit.text[m.end() :]
+        end = _CLAUSE_END.search(rest)
+        words = re.findall(r"[A-Za-z][\w-]*", rest[: end.start()] if end else rest)
+        kept = [w.lower() for w in words if w[0].islower() and w.lower() not in _GENERIC]
+        if kept:
+            return kept, unit
+    return None
+
+
+def shared_kind(question: str, sides: list[str], selector: Selector) -> Shared | None:
+    if len(sides) < 2 or not asks_shared_kind(question):
+        return None
+    found = [_description(side, selector) for side in sides]
+    if any(f is None for f in found):
+        return None
+    described = [f for f in found if f is not None]
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    common = set(described[0][0]).intersection(*(set(words) for words, _ in described[1:]))
+    first = described[0][0]
+    runs: list[list[str]] = [[]]
+    for word in first:  # runs of shared words, as they stand in the first description ("tennis player")
+        if word in common and word not in asked and word not in _FUNCTION:
+            if word not in (w for run in runs for w in run):
+                runs[-1].append(word)
+        elif runs[-1]:
+            runs.append([])
+    runs = [run for run in runs if run]
+    if not runs:
+        return None
+    longest = max(runs, key=len)
+    value = " ".join(longest) if len(longest) > 1 else " and ".join(run[0] for run in runs[:2])
+    return Shared(" ".join(value.split()[:MAX_WORDS]), [unit for _, unit in described])
