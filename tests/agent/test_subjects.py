@@ -95,3 +95,57 @@ def test_what_two_things_have_in_common(settings: Settings, embedder: Embedder, 
     )
     assert answer.short_answer == "tennis player"
     assert answer.answer.startswith("tennis player[")
+
+
+def test_when_someone_reached_through_the_question_was_born_or_died(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The year is read from the life span on the page of the person the song's or the event's passage names, not
+    from the song's own dates."""
+    docs = {
+        "song.md": '# One Less Set of Footsteps\n\n"One Less Set of Footsteps" is a song written and performed by '
+        "Jim Croce. It was released in 1973 on the album Life and Times.\n",
+        "croce.md": "# Jim Croce\n\nJames Joseph Croce (January 10, 1943 – September 20, 1973) was an American folk "
+        "and rock singer-songwriter.\n",
+        "dingoes.md": "# The Dingoes\n\nThe Dingoes are an Australian country rock band. Their guitarist Chris "
+        "Stockley was shot in the stomach in 1976 by the Melbourne drug dealer Dennis Allen.\n",
+        "allen.md": "# Dennis Allen\n\nDennis Bruce Allen (7 November 1951 – 13 April 1987) was a Melbourne criminal "
+        "and drug dealer.\n",
+    }
+    born, died, direct = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        '"One Less Set of Footsteps" is a song written and performed by a singer born in which year?',
+        "In what year did the man who shot Chris Stockley of The Dingoes die?",
+        "In what year was Jim Croce born?",
+    )
+    assert born.short_answer == "1943"
+    assert died.short_answer == "1987"
+    assert direct.short_answer == "1943"
+
+
+def test_a_page_of_the_kind_asked_for_answers_with_its_subject(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The series' own page names its creators in the same sentence: the series is the answer. A town's page says
+    it lies in a county: for "what county", the county, not the town or an acronym."""
+    docs = {
+        "carter.md": "# Agent Carter (TV series)\n\nMarvel's Agent Carter is an American television series created "
+        "for ABC by Christopher Markus & Stephen McFeely, inspired by the 2011 film Captain America.\n",
+        "awards.md": "# 22nd AVN Awards\n\nThe 22nd AVN Awards ceremony took place on January 8, 2005 at the "
+        "Venetian Hotel at Paradise, Nevada.\n",
+        "paradise.md": "# Paradise, Nevada\n\nParadise is an unincorporated town and a census-designated place (CDP) "
+        "in Clark County, Nevada, United States.\n",
+    }
+    series, county = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "What ABC television series was inspired by a 2011 film and created by Christopher Markus?",
+        "The 22nd AVN Awards took place in what Nevada county?",
+    )
+    assert series.short_answer == "Agent Carter"
+    assert county.short_answer == "Clark County"

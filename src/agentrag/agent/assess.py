@@ -19,6 +19,7 @@ from agentrag.agent.chain import Chains
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
+from agentrag.agent.lifespan import life_event
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
 from agentrag.agent.selection import (
     VALUE_TYPES,
@@ -33,7 +34,7 @@ from agentrag.agent.selection import (
     short_answer,
 )
 from agentrag.agent.shared import Shared, shared_kind
-from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, subject_answer
+from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
 from agentrag.agent.units import ChunkAt, Unit, context_units
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
@@ -186,16 +187,12 @@ def _follow_bridge(part: QuestionPart, selector: Selector, best: Scored, ranked:
     pages = [b for b in selector.context.blocks if key in selector.about(b.n)]
     if any(is_what_was_asked(part, b.text) for b in pages):
         return None  # its own passage says it is what the question asks for ("which coach": "... is a coach")
-    # On the bridge's own page the question is about the bridge: "the Fyre Festival" is stated there, not the
-    # answer. A sentence elsewhere that merely names it must give another value of the asked kind.
+    # Across the bridge the question is about the bridge: "the Fyre Festival" is stated there, not the answer.
     across = part.model_copy(update={"constraints": [*part.constraints, Constraint(kind="name", text=bridge)]})
     for scored in ranked[:NESTED_CONSIDERED]:
         unit = scored.unit
-        on_page = key in selector.about(unit.block)
-        named = on_page or key in normalize_for_match(unit.text)
-        if unit.block == best.unit.block or not named:
-            continue
-        if not (answer := _typed_answer(across if on_page else part, scored)):
+        named = key in selector.about(unit.block) or key in normalize_for_match(unit.text)
+        if unit.block == best.unit.block or not named or not (answer := _typed_answer(across, scored)):
             continue
         if normalize_for_match(answer) != key and key not in normalize_for_match(answer):
             return Hop(replace(scored, met=True), [best.unit], answer)
@@ -217,13 +214,16 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
     if part.answer_type == AnswerType.CHOICE:
         return _choice(part, selector, ranked)
     short: str | None = None
-    if part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
+    if (event := life_event(part, selector, best, ranked)) is not None:
+        best, chain, short = event
+    elif part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
         _, best, chain = found
     elif (hop := _follow_bridge(part, selector, best, ranked)) is not None:
         best, chain, short = hop
     if short is None:
         yes_no = part.answer_type == AnswerType.YES_NO
         short = yes_or_no(part, best, selector) if yes_no else short_answer(part, best.unit)
+    short = page_subject(part, selector, best.unit) or short  # "Agent Carter is an American television series"
     if short is None and not chain and (hop := _linked_value(part, selector, best, ranked)) is not None:
         best, chain, short = hop
     answer = PartAnswer(part, best, ranked, short=short, chain=chain)

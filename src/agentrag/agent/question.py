@@ -276,6 +276,16 @@ def asked_kind(text: str) -> list[str] | None:
     return None if kind is None else [w for w in kind.group(1).lower().split() if len(w) >= 4]
 
 
+def asked_head(text: str) -> str | None:
+    """The noun of the kind asked for: "which retired Argentine footballer" → footballer, "what Nevada county" →
+    county; the last word that is no participle ("what production company co-owned" → company)."""
+    words = asked_kind(text)
+    if not words:
+        return None
+    nouns = [w for w in words if not w.endswith(("ed", "ing"))]
+    return (nouns or words)[-1]
+
+
 # ------------------------------------------------------------------------------------------ targets
 
 _EN_SCAFFOLD = re.compile(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from agentrag.agent.context import Context
 from agentrag.agent.gap import slot_span
-from agentrag.agent.question import Constraint, QuestionPart
+from agentrag.agent.question import Constraint, QuestionPart, asked_head
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.text.fingerprint import normalize_for_match
@@ -261,6 +261,9 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         named = [v for v in values(unit.text, AnswerType.PLACE) if len(v.text) >= 3 and not asked(part, v.text)]
         keep = {(v.start, v.end) for v in named}
         found = [v for v in found if (v.start, v.end) in keep] or found
+    if kind in (AnswerType.ENTITY, AnswerType.PLACE) and (head := asked_head(part.text)) and not has_cjk(part.text):
+        # "in what Nevada county": a name that says it is one (Clark County), over a town or an acronym beside it.
+        found = [v for v in found if re.search(rf"\b{re.escape(head)}", v.text, re.I)] or found
     if kind == AnswerType.DATE and _ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))

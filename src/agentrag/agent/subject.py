@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple
 
-from agentrag.agent.question import Constraint, QuestionPart, asked_kind
+from agentrag.agent.question import Constraint, QuestionPart, asked_head, asked_kind
 from agentrag.agent.selection import Scored, Selector, asked
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
@@ -33,6 +33,10 @@ _OPENING = re.compile(
 _TITLE_NOTE = re.compile(r"\s*\([^)]*\)\s*$")  # "Claudio López (footballer)": the note is not the name
 _PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
 LEAD_CHARS = 300  # a passage's opening, where a page says what its subject is
+_DESCRIPTION_END = re.compile(
+    r"[,;.]|\s(?:in|of|on|at|from|under|with|by|for|to|as|after|before|during|since|between|about|into|located|"
+    r"based|near|that|which|who|whose|where|created|founded|written|directed|produced|known)\s"
+)
 
 
 class Subject(NamedTuple):
@@ -42,13 +46,25 @@ class Subject(NamedTuple):
     linked: bool  # every constraint is stated by the passage or by one that names its subject
 
 
+def _description(lead: str) -> str | None:
+    """What an opening says its subject is: "is an unincorporated town in Clark County" → "unincorporated town"."""
+    m = _OPENING.match(lead)
+    if m is None:
+        return None
+    rest = lead[m.end() :]
+    end = _DESCRIPTION_END.search(rest)
+    return rest[: end.start()] if end else rest[:LEAD_CHARS]
+
+
 def is_what_was_asked(part: QuestionPart, passage: str) -> bool:
     """Whether a passage's opening says its subject is the kind of thing asked for: "which coach" and "Anthony
-    Lynn is an American football coach"; for "who", a page about a person."""
+    Lynn is an American football coach" (but not "what county" and "Paradise is a town in Clark County"); for
+    "who", a page about a person."""
     lead = passage[:LEAD_CHARS]
-    words = asked_kind(part.text)
-    if words is not None:
-        return any(re.search(rf"\b{re.escape(w)}", lead, re.I) for w in words)
+    head = asked_head(part.text)
+    if head:
+        said = _description(lead)
+        return bool(re.search(rf"\b{re.escape(head)}", said if said is not None else lead, re.I))
     if part.answer_type == AnswerType.PERSON:
         return bool(_PERSON_PAGE.search(lead))
     return False
@@ -66,7 +82,8 @@ def opening_subject(unit: Unit, title: str) -> str | None:
     core = _TITLE_NOTE.sub("", title).strip()
     if not core or not _words(core) & _words(name):
         return None
-    return name
+    # "Marvel's Agent Carter" on the page "Agent Carter (TV series)": the name the page goes by.
+    return core if name.endswith(f" {core}") and len(core.split()) >= 2 else name
 
 
 def _words(text: str) -> set[str]:
@@ -125,3 +142,16 @@ def subject_answer(part: QuestionPart, selector: Selector, ranked: list[Scored])
                 found = Subject(replace(scored, met=True, typed=True), list(dict.fromkeys(chain)), name, linked)
                 best = (rank, found)
     return best[1] if best else None
+
+
+def page_subject(part: QuestionPart, selector: Selector, unit: Unit) -> str | None:
+    """When the answering sentence opens a page and says its subject is the kind of thing asked for, the subject
+    is the answer, not another name in it: "Agent Carter is an American television series created for ABC by
+    Christopher Markus & Stephen McFeely" for "What ABC television series ...?"."""
+    if part.answer_type not in SUBJECT_TYPES or has_cjk(part.text) or not asked_kind(part.text):
+        return None
+    title = selector.context.blocks[unit.block - 1].evidence.chunk.title
+    name = opening_subject(unit, title)
+    if name is None or asked(part, name) or not is_what_was_asked(part, unit.text):
+        return None
+    return name
