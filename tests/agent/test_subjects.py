@@ -149,3 +149,32 @@ def test_a_page_of_the_kind_asked_for_answers_with_its_subject(
     )
     assert series.short_answer == "Agent Carter"
     assert county.short_answer == "Clark County"
+
+
+def test_chinese_spans_give_what_the_question_lacks(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """The clause after the one restating the question, the clause giving a cause, a range with its unit, a count
+    with its classifier, and a transliterated name whole."""
+    docs = {
+        "lesotho.md": "# 莱索托\n\n莱索托是非洲南部的国家。莱索托没有港口和海港，因是一个内陆国家，四面被南非包围。\n",
+        "deer.md": "# 克什米尔马鹿\n\n克什米尔马鹿是马鹿的亚种。其生存受到威胁，主要是失去栖息地、过度放牧及被烹吃。\n",
+        "fish.md": "# 黑褐新箭雀鲷\n\n黑褐新箭雀鲷为热带海水鱼，分布于西太平洋区，生活在水深2至23公尺的珊瑚礁海域。\n",
+        "mien.md": "# 勉语\n\n勉语是瑶族使用的语言。语言学家毛宗武把国内的勉语划分为四种方言，彼此可以互通。\n",
+        "solvay.md": "# 氨碱法\n\n氨碱法是一种制取纯碱的工业方法，由比利时人欧内斯特·索尔维于1861年发明，"
+        "又称索尔维法。\n",
+    }
+    why, threat, depth, count, who = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "莱索托为什么没有港口和海港？",
+        "克什米尔马鹿的生存会受到什么威胁？",
+        "黑褐新箭雀鲷生活在水深多少的海域？",
+        "毛宗武把国内的勉语划分为几种方言？",
+        "氨碱法是由谁发明的？",
+    )
+    assert why.short_answer == "因是一个内陆国家"
+    assert threat.short_answer == "主要是失去栖息地、过度放牧及被烹吃"
+    assert depth.short_answer == "2至23公尺"
+    assert count.short_answer == "四种"
+    assert who.short_answer == "欧内斯特·索尔维"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-from agentrag.text.tokenize import has_cjk
+from agentrag.agent.question import QuestionPart
+from agentrag.text.tokenize import has_cjk, tokenize
+from agentrag.vocab import AnswerType
 
 _QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
 _QUESTION_WORDS_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
@@ -86,3 +88,38 @@ def slot_span(question: str, sentence: str) -> str | None:
     if all(w.lower() in _FUNCTION_WORDS or not any(c.isalnum() for c in w) for w in words(span)):
         return None  # "the", "的": particles alone answer nothing
     return span if len(span) <= 40 else None
+
+
+MIN_CLAUSE = 4
+RESTATED_NEW = 0.4  # below this share of words the question lacks, a clause only restates the question
+_CAUSE = re.compile(r"因为|因此|由于|因|为了|所以|以致|导致|造成|缘于|源于")
+
+
+def answer_clause(part: QuestionPart, sentence: str) -> str | None:
+    """For a reason, a list or steps asked in Chinese: the words filling the question's gap, or else the clause
+    of the sentence that shares most of the question's words (a reason is a clause, not the whole passage) —
+    unless that clause only restates the question: then the clause after it, or for a reason the nearest
+    clause that gives a cause ("莱索托没有港口和海港，因是一个内陆国家")."""
+    slot = slot_span(part.text, sentence)
+    if slot is not None and len(slot) >= MIN_CLAUSE:
+        return slot
+    clauses = [c.strip() for c in re.split(r"[，；;。]|,(?!\d{3})", sentence) if len(c.strip()) >= MIN_CLAUSE]
+    if not clauses:
+        return None
+    wanted = set(part.target_tokens)
+    at = max(range(len(clauses)), key=lambda i: len(wanted & set(tokenize(clauses[i]))))
+    if part.answer_type == AnswerType.REASON and not _CAUSE.search(clauses[at]):
+        near = sorted((i for i, c in enumerate(clauses) if _CAUSE.search(c)), key=lambda i: abs(i - at))
+        if near:
+            return clauses[near[0]]
+    if at + 1 < len(clauses) and _restates(part, clauses[at]):
+        return clauses[at + 1]  # "其生存受到威胁，主要是失去栖息地…": what follows the question's own words
+    return clauses[at]
+
+
+def _restates(part: QuestionPart, clause: str) -> bool:
+    """The clause says little beyond the question's own words ("其生存受到威胁" for "会受到什么威胁")."""
+    tokens = set(tokenize(clause))
+    if not tokens:
+        return True
+    return len(tokens - set(tokenize(part.text))) / len(tokens) < RESTATED_NEW

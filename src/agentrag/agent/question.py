@@ -13,6 +13,7 @@ were met (see extractive.py). The analysis goes into the trace.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Literal
 
@@ -282,8 +283,12 @@ def asked_head(text: str) -> str | None:
     words = asked_kind(text)
     if not words:
         return None
-    nouns = [w for w in words if not w.endswith(("ed", "ing"))]
-    return (nouns or words)[-1]
+    before = list(itertools.takewhile(lambda w: not (w.endswith(("ed", "ing")) or w in _PARTICIPLES), words))
+    return (before or words)[-1]
+
+
+# "what English-American actor known for ...": the kind ends before the participle that describes it.
+_PARTICIPLES = frozenset("known born made called named built written drawn held sung played run won seen".split())
 
 
 # ------------------------------------------------------------------------------------------ targets

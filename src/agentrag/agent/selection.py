@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agentrag.agent.context import Context
-from agentrag.agent.gap import slot_span
+from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.question import Constraint, QuestionPart, asked_head
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
@@ -59,7 +59,6 @@ _CHANGE = re.compile(
     re.I,
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
-MIN_CLAUSE = 4
 _ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
 
@@ -366,16 +365,8 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
 
 
 def _clause(part: QuestionPart, unit: Unit) -> str | None:
-    """For a reason, a list or steps asked in Chinese: the words filling the question's gap, or else the clause
-    of the unit that shares most of the question's words (a reason is a clause, not the whole passage)."""
-    slot = slot_span(part.text, unit.text)
-    if slot is not None and len(slot) >= MIN_CLAUSE:
-        return slot
-    clauses = [c.strip() for c in re.split(r"[，；;。]|,(?!\d{3})", unit.text) if len(c.strip()) >= MIN_CLAUSE]
-    if not clauses:
-        return None
-    wanted = set(part.target_tokens)
-    return _clip(max(clauses, key=lambda c: len(wanted & unit_tokens(c))))
+    found = answer_clause(part, unit.text)
+    return _clip(found) if found else None
 
 
 def in_gap(part: QuestionPart, unit: Unit) -> bool:

@@ -34,7 +34,7 @@ _TITLE_NOTE = re.compile(r"\s*\([^)]*\)\s*$")  # "Claudio López (footballer)": 
 _PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
 LEAD_CHARS = 300  # a passage's opening, where a page says what its subject is
 _DESCRIPTION_END = re.compile(
-    r"[,;.]|\s(?:in|of|on|at|from|under|with|by|for|to|as|after|before|during|since|between|about|into|located|"
+    r"[;.]|\s(?:in|of|on|at|from|under|with|by|for|to|as|after|before|during|since|between|about|into|located|"
     r"based|near|that|which|who|whose|where|created|founded|written|directed|produced|known)\s"
 )
 

@@ -32,8 +32,8 @@ _UNITS_EN = (
     r"stores|students|times|clauses|results|indexes|million|billion|thousand)"
 )
 _UNITS_ZH = (
-    r"(?:%|元|美元|万元|亿元|万|亿|千|个|次|条|人|名|位|家|座|所|部|集|场|届|倍|"
-    r"平方公里|公里|千米|米|厘米|吨|公斤|克|GB|TB|MB)"
+    r"(?:%|元|美元|万元|亿元|万|亿|千|个|次|条|人|名|位|家|座|所|部|集|场|届|倍|种|类|项|件|只|头|艘|架|辆|层|号|"
+    r"平方公里|公里|千米|公尺|英尺|英里|海里|米|厘米|毫米|吨|公斤|千克|克|GB|TB|MB)"
 )
 _CURRENCY = r"(?:[¥$€£]|RMB\s?|US\$)"
 # Digits inside an identifier are not an amount: E1029, AI-6, INC-2291, v2 (but RMB3000 keeps its currency).
@@ -45,8 +45,8 @@ _DURATION = re.compile(
     re.I,
 )
 _AMOUNT = re.compile(
-    rf"(?:{_CURRENCY}|{_NOT_IN_CODE}){_NUM}\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
-    rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁)",
+    rf"(?:{_CURRENCY}|{_NOT_IN_CODE}){_NUM}(?:\s?(?:至|到|~|～|-|–)\s?{_NUM})?\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
+    rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁|种|个|次|类|项|位|名|座|家|届|条|部|集|场)",
     re.I,
 )
 _LEVEL = re.compile(r"(?<![\w-])(?:SEV|Sev|P|L|Level|Tier|S)[- ]?\d\b|[一二三四五六七八九十\d]+\s?级")
@@ -73,6 +73,8 @@ _CALENDAR_WORD = re.compile(rf"{_MONTHS}|{_WEEKDAYS}")
 _EN_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&)?\s*{_NAME_WORD})*")
 _TEAM_EN = re.compile(r"(?:the\s)?(?:[A-Z][\w&-]*\s){1,3}(?:team|group|department|division|committee)\b")
 _TEAM_ZH = re.compile(rf"[{CJK_RANGES}A-Za-z]{{2,8}}(?:组|团队|部门|部|委员会|小组)")
+_NOT_IN_NAME = "的是在于和与及等将即曾也为被所从对创任说由"  # particles and verbs that end or precede a name
+_ZH_DOTTED = re.compile(rf"[{CJK_RANGES}]{{1,6}}(?:[·・•][{CJK_RANGES}]{{1,8}})+")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
 # A one-word people or language name ("Bahamian", "American", "Japanese") standing before a lowercase noun.
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:ian|ean|ican|ese|ish|ic)")
@@ -111,6 +113,23 @@ def _zh_names(text: str, flags: frozenset[str]) -> tuple[Value, ...]:
     return tuple(out)
 
 
+def _dotted_names(text: str) -> list[Value]:
+    """Transliterated names joined by a middle dot; the part before the first dot starts at its last word, so
+    "比利时人欧内斯特·索尔维" gives "欧内斯特·索尔维"."""
+    import jieba
+
+    out: list[Value] = []
+    for m in _ZH_DOTTED.finditer(text):
+        parts = re.split(r"[·・•]", m.group(0))
+        first = jieba.lcut(parts[0], HMM=False)[-1].lstrip(_NOT_IN_NAME)
+        last = re.split(f"[{_NOT_IN_NAME}]", parts[-1], maxsplit=1)[0]
+        start = m.start() + len(parts[0]) - len(first)
+        end = m.end() - len(parts[-1]) + len(last)
+        if first and last:
+            out.append(Value(text[start:end], start, end))
+    return out
+
+
 def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
     """Capitalised names (English), jieba proper nouns (Chinese), team names and quoted titles."""
     found = [Value(next(g for g in m.groups() if g), m.start(), m.end()) for m in _QUOTED.finditer(text)]
@@ -119,6 +138,10 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
     if has_cjk(text):
         flags = {AnswerType.PERSON: {"nr", "nt"}, AnswerType.PLACE: {"ns"}}.get(kind, {"nr", "ns", "nt", "nz"})
         chinese = list(_zh_names(text, frozenset(flags)))
+        if kind != AnswerType.PLACE:  # "欧内斯特·索尔维": a transliterated name, which jieba cuts at the dot
+            dotted = _dotted_names(text)
+            spans = [(v.start, v.end) for v in dotted]
+            chinese = dotted + [v for v in chinese if not any(a <= v.start < b for a, b in spans)]
         if chinese and kind in (AnswerType.PERSON, AnswerType.PLACE):
             return sorted(found + chinese, key=lambda v: (v.start, -len(v.text)))  # Latin names: a fallback
         found += chinese
