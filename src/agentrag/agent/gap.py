@@ -91,15 +91,15 @@ def slot_span(question: str, sentence: str) -> str | None:
 
 
 MIN_CLAUSE = 4
-RESTATED_NEW = 0.4  # below this share of words the question lacks, a clause only restates the question
-_CAUSE = re.compile(r"因为|因此|由于|因|为了|所以|以致|导致|造成|缘于|源于")
+_CAUSE = re.compile(r"因为|由于|因|为了|缘于|源于|是为")  # the clause that gives a cause
+_CONSEQUENCE = re.compile(r"^(?:所以|因此|因而|故|于是|从而)")  # a clause that follows from the one before
 
 
 def answer_clause(part: QuestionPart, sentence: str) -> str | None:
     """For a reason, a list or steps asked in Chinese: the words filling the question's gap, or else the clause
     of the sentence that shares most of the question's words (a reason is a clause, not the whole passage) —
-    unless that clause only restates the question: then the clause after it, or for a reason the nearest
-    clause that gives a cause ("莱索托没有港口和海港，因是一个内陆国家")."""
+    unless that clause only restates the question: then, for a reason, the clause that gives the cause ("莱索托没有
+    港口和海港，因是一个内陆国家"; the one before "所以…"), else the clause after it ("其生存受到威胁，主要是…")."""
     slot = slot_span(part.text, sentence)
     if slot is not None and len(slot) >= MIN_CLAUSE:
         return slot
@@ -108,18 +108,19 @@ def answer_clause(part: QuestionPart, sentence: str) -> str | None:
         return None
     wanted = set(part.target_tokens)
     at = max(range(len(clauses)), key=lambda i: len(wanted & set(tokenize(clauses[i]))))
-    if part.answer_type == AnswerType.REASON and not _CAUSE.search(clauses[at]):
-        near = sorted((i for i, c in enumerate(clauses) if _CAUSE.search(c)), key=lambda i: abs(i - at))
+    if not _restates(part, clauses[at]):
+        return clauses[at]
+    if part.answer_type == AnswerType.REASON:
+        if _CONSEQUENCE.match(clauses[at]) and at > 0:
+            return clauses[at - 1]
+        near = sorted((i for i, c in enumerate(clauses) if i != at and _CAUSE.search(c)), key=lambda i: abs(i - at))
         if near:
             return clauses[near[0]]
-    if at + 1 < len(clauses) and _restates(part, clauses[at]):
-        return clauses[at + 1]  # "其生存受到威胁，主要是失去栖息地…": what follows the question's own words
-    return clauses[at]
+    return clauses[at + 1] if at + 1 < len(clauses) else clauses[at]
 
 
 def _restates(part: QuestionPart, clause: str) -> bool:
-    """The clause says little beyond the question's own words ("其生存受到威胁" for "会受到什么威胁")."""
-    tokens = set(tokenize(clause))
-    if not tokens:
-        return True
-    return len(tokens - set(tokenize(part.text))) / len(tokens) < RESTATED_NEW
+    """The clause names nothing the question does not ("其生存受到威胁" for "会受到什么威胁"): no content word of
+    its own (one-character words such as 其, 他 are not content)."""
+    asked = set(tokenize(part.text))
+    return not any(len(t) >= 2 or not has_cjk(t) for t in set(tokenize(clause)) - asked)

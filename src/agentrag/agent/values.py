@@ -46,7 +46,8 @@ _DURATION = re.compile(
 )
 _AMOUNT = re.compile(
     rf"(?:{_CURRENCY}|{_NOT_IN_CODE}){_NUM}(?:\s?(?:至|到|~|～|-|–)\s?{_NUM})?\s?(?:{_UNITS_ZH}(?:/[{CJK_RANGES}]{{1,2}})?|{_UNITS_EN}\b(?:\s(?:per|a|an)\s\w+)?)?|"
-    rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁|种|个|次|类|项|位|名|座|家|届|条|部|集|场)",
+    rf"{_ZH_NUM}(?:万|亿|元|万元|亿元|公里|千米|米|倍|岁)|(?!一[种个次类项位名座家届条部集场])"
+    rf"{_ZH_NUM}(?:种|个|次|类|项|位|名|座|家|届|条|部|集|场)",
     re.I,
 )
 _LEVEL = re.compile(r"(?<![\w-])(?:SEV|Sev|P|L|Level|Tier|S)[- ]?\d\b|[一二三四五六七八九十\d]+\s?级")
