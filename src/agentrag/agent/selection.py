@@ -262,7 +262,7 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [v for v in found if (v.start, v.end) in keep] or found
     if kind in (AnswerType.ENTITY, AnswerType.PLACE) and (head := asked_head(part.text)) and not has_cjk(part.text):
         # "in what Nevada county": a name that says it is one (Clark County), over a town or an acronym beside it.
-        found = [v for v in found if re.search(rf"\b{re.escape(head)}", v.text, re.I)] or found
+        found = [v for v in found if re.search(rf"\b{re.escape(head)}s?$", v.text, re.I)] or found
     if kind == AnswerType.DATE and _ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
