@@ -86,9 +86,11 @@ class SQLiteStore:
         return read_meta(self._con, key)
 
     def _bump(self, con: sqlite3.Connection) -> int:
-        generation = read_generation(con) + 1
-        con.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
-        return generation
+        # One statement: the value column has TEXT affinity, so the sum is stored as text, as it always was.
+        row = con.execute(
+            "UPDATE meta SET value=CAST(value AS INTEGER) + 1 WHERE key='generation' RETURNING value"
+        ).fetchone()
+        return int(row[0])
 
     @property
     def generation(self) -> int:
@@ -164,7 +166,7 @@ class SQLiteStore:
         keys = [r[0] for r in con.execute("SELECT key FROM chunks WHERE doc_id=?", (doc_id,))]
         if not keys:
             return
-        con.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])
+        self._writer.defer("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])  # at COMMIT: see Writer
         self._derived.text_written(len(keys))
         con.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))  # vectors go by cascade
         count_chunks(con, -len(keys))
@@ -198,13 +200,15 @@ class SQLiteStore:
                     for c in (item.chunk for item in chunks)
                 ],
             )
-            key_of = dict(con.execute("SELECT chunk_id, key FROM chunks WHERE doc_id=?", (document.doc_id,)))
-            keys = [key_of[item.chunk.chunk_id] for item in chunks]
+            # Keys are given in insertion order, one more than the largest ever given (AUTOINCREMENT), and this
+            # connection holds the write lock: the document's keys are the run ending at the last one inserted.
+            last = int(con.execute("SELECT last_insert_rowid()").fetchone()[0])
+            keys = list(range(last - len(chunks) + 1, last + 1))
             con.executemany(
                 "INSERT INTO vectors VALUES(?, ?)",
                 [(k, np.asarray(i.vector, dtype=np.float32).tobytes()) for k, i in zip(keys, chunks, strict=True)],
             )
-            con.executemany(
+            self._writer.defer(
                 "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
                 [(k, " ".join(i.title_tokens), " ".join(i.body_tokens)) for k, i in zip(keys, chunks, strict=True)],
             )
@@ -232,9 +236,10 @@ class SQLiteStore:
                 pipeline,
             ),
         )
-        con.executemany(
-            "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
-        )
+        if document.tags:
+            con.executemany(
+                "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
+            )
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None:
         with self._write() as con:
