@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,3 +54,33 @@ def test_a_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match=r": line 2: not UTF-8 text") as caught:
         next(records)
     assert str(caught.value).startswith(str(path))
+
+
+def test_a_large_corpus_is_parsed_twice_and_a_small_one_once_with_the_same_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `KEEP_BYTES` the checking pass keeps nothing (memory does not grow with the file); under it, the
+    records it parsed are the ones handed on. Either way the records and the late bad line's failure agree."""
+    from agentrag.ingest.loaders import jsonl
+
+    path = corpus(tmp_path / "c.jsonl", 40)
+    parsed: list[int] = []
+    real = jsonl._records
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        parsed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jsonl, "_records", counting)
+    small = [r.model_dump() for r in stream_jsonl(path)]
+    assert len(parsed) == 1
+    assert len(small) == 40
+    monkeypatch.setattr(jsonl, "KEEP_BYTES", 0)
+    large = [r.model_dump() for r in stream_jsonl(path)]
+    assert len(parsed) == 3
+    assert large == small
+    bad = corpus(tmp_path / "bad.jsonl", 30, bad_line='{"_id": "r3", "title": "again", "text": "dup"}')
+    for keep in (0, 1 << 30):
+        monkeypatch.setattr(jsonl, "KEEP_BYTES", keep)
+        with pytest.raises(LoadError, match=r"line 31: duplicate _id 'r3'"):
+            next(stream_jsonl(bad))

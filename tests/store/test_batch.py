@@ -67,3 +67,41 @@ def test_a_batch_that_raises_commits_nothing(store: SQLiteStore) -> None:
     assert counts(store) == (1, 1, 1, 1)
     put(store, "b", ["beta"])  # the store still writes
     assert committed_docs(store) == 2
+
+
+def test_a_batch_writes_its_text_index_once_not_a_segment_per_document(store: SQLiteStore) -> None:
+    """FTS5 flushes its pending rows into a new segment at every savepoint it takes part in; the rows of a
+    batch are written at its end, so a batch of 40 documents leaves one segment, not forty."""
+    with store.batch():
+        for d in range(40):
+            put(store, f"d{d}", [f"word{d} shared text"], seed=d)
+    con = sqlite3.connect(store.path)
+    segments = con.execute("SELECT COUNT(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0]
+    con.close()
+    assert counts(store) == (40, 40, 40, 40)
+    assert store.search_bm25(["word7"], 5)
+    assert segments == 1  # a flush per document left 10 segments here (FTS5 merges some as they pile up)
+
+
+def test_the_text_rows_of_a_document_rolled_back_late_are_dropped_with_it(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document that fails after its text-index rows were queued leaves none of them behind."""
+    import agentrag.store.sqlite.store as store_module
+
+    real = store_module.count_chunks
+
+    def failing(con: sqlite3.Connection, delta: int) -> None:
+        if con.execute("SELECT 1 FROM documents WHERE doc_id='bad'").fetchone():
+            raise sqlite3.OperationalError("disk I/O error")
+        real(con, delta)
+
+    monkeypatch.setattr(store_module, "count_chunks", failing)
+    with store.batch():
+        put(store, "a", ["alpha"])
+        with pytest.raises(sqlite3.OperationalError):
+            put(store, "bad", ["zebra unique"], seed=2)
+        put(store, "c", ["gamma"], seed=1)
+    assert counts(store) == (2, 2, 2, 2)
+    assert store.search_bm25(["zebra"], 5) == []
+    assert store.search_bm25(["gamma"], 5)

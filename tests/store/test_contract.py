@@ -124,6 +124,9 @@ def test_documents_are_listed_found_and_moved(any_store: Store) -> None:
     state = any_store.document_state("a")
     assert state is not None
     assert (state.tags, state.pipeline) == ({"team": "hr"}, "p")
+    states = any_store.document_states(["b", "missing", "a"])
+    assert sorted(states) == ["a", "b"]
+    assert states["a"] == state
     old = any_store.get_document("a")
     assert old is not None
     assert any_store.documents_with_hash(old.content_hash, "p") == [old]

@@ -13,6 +13,7 @@ this process keeps every read and write of the store, in the order the documents
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -165,27 +166,7 @@ class IngestPipeline:
         stat = regular_file(path)
         chunking = self.settings.ingest.chunking
         if path.suffix.lower() == ".jsonl":
-            # A corpus file: every record is a document with its own id and hash; streamed, of any size, and
-            # analysed in groups (one job per record would cost more in messages than it saves).
-            per_job = 1 if analyser.workers <= 1 else RECORDS_PER_JOB
-            job, records = Job(path, []), []
-            for loaded in stream_jsonl(path, self.limits):
-                raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
-                doc_id = loaded.doc_id or document_id_for_path(path)
-                self._paths.present.add(doc_id)
-                source = loaded.source or str(path)
-                state = self.store.document_state(doc_id)
-                target = Target(doc_id, source, sha256_bytes(raw), stat.st_mtime, state, self.pipeline_id)
-                if not self._unchanged(target, tags, emit):
-                    target.tags = self._tags_for(target, tags)
-                    job.targets.append(target)
-                    records.append(loaded)
-                if len(records) >= per_job:
-                    analyser.submit(job, analyse_records, records, chunking)
-                    job, records = Job(path, []), []
-                    yield from self._ready(analyser, emit)
-            if records:
-                analyser.submit(job, analyse_records, records, chunking)
+            yield from self._prepare_records(analyser, path, stat.st_mtime, tags, emit)
             return
         if stat.st_size > self.max_bytes:
             load_path(path, self.max_bytes)  # raises the loader's "file too large" error before any reading
@@ -199,6 +180,35 @@ class IngestPipeline:
         target.tags = self._tags_for(target, tags)
         analyser.submit(Job(path, [target], whole_file=True), analyse_file, path, self.max_bytes, self.limits, chunking)
         yield from self._ready(analyser, emit)
+
+    def _prepare_records(
+        self, analyser: Analyser[Job], path: Path, mtime: float, tags: dict[str, str], emit: ProgressCallback
+    ) -> Iterator[Prepared]:
+        """A corpus file: every record is a document with its own id and hash; streamed, of any size, and
+        analysed in groups (one job per record would cost more in messages than it saves). The stored state of
+        a group of records is read in one query."""
+        chunking = self.settings.ingest.chunking
+        per_job = 1 if analyser.workers <= 1 else RECORDS_PER_JOB
+        job, records = Job(path, []), []
+        stream = stream_jsonl(path, self.limits)
+        while group := list(itertools.islice(stream, RECORDS_PER_JOB)):
+            ids = [loaded.doc_id or document_id_for_path(path) for loaded in group]
+            states = self.store.document_states(ids)
+            for loaded, doc_id in zip(group, ids, strict=True):
+                raw = json.dumps([loaded.title, loaded.text, loaded.meta], ensure_ascii=False).encode("utf-8")
+                self._paths.present.add(doc_id)
+                source = loaded.source or str(path)
+                target = Target(doc_id, source, sha256_bytes(raw), mtime, states.get(doc_id), self.pipeline_id)
+                if not self._unchanged(target, tags, emit):
+                    target.tags = self._tags_for(target, tags)
+                    job.targets.append(target)
+                    records.append(loaded)
+                if len(records) >= per_job:
+                    analyser.submit(job, analyse_records, records, chunking)
+                    job, records = Job(path, []), []
+                    yield from self._ready(analyser, emit)
+        if records:
+            analyser.submit(job, analyse_records, records, chunking)
 
     def _ready(self, analyser: Analyser[Job], emit: ProgressCallback) -> Iterator[Prepared]:
         for job, result in analyser.ready():

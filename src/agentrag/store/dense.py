@@ -119,6 +119,26 @@ class ExactIndex:
         return self._keys[best], scores[best]
 
 
+def _read_ahead(path: Path) -> None:
+    """Ask the OS to read a file about to be viewed into its page cache, in the background and in large
+    sequential reads. Opening a view walks every node of the graph and a search then reads vectors all over the
+    file; on a cold cache those page faults came one small read at a time. A no-op where the pages are cached
+    already, and where the OS has no such hint."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # the restore below reports what is wrong with the file
+    try:
+        advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class UsearchIndex:
     """HNSW (usearch, cosine, f16 storage) for large knowledge bases; saved beside the database.
 
@@ -145,6 +165,8 @@ class UsearchIndex:
         meta = Index.metadata(str(path))
         if not meta or meta.get("dimensions") != dim:
             raise ValueError(f"not a {dim}-dimensional usearch index")
+        if view:
+            _read_ahead(path)
         index = Index.restore(str(path), view=view, expansion_search=ef_search)
         if index is None:
             raise ValueError("unreadable usearch index")

@@ -14,6 +14,7 @@ from agentrag.settings import ParseLimits
 from agentrag.types import Block, LoadedDocument
 
 _CORE_FIELDS = ("_id", "title", "text")
+KEEP_BYTES = 16 * 1024 * 1024  # a streamed corpus file this small is parsed once and held in memory
 
 
 def load_jsonl(data: bytes, path: str, work: WorkBudget | None = None) -> list[LoadedDocument]:
@@ -34,17 +35,29 @@ def stream_jsonl(path: Path, limits: ParseLimits | None = None) -> Iterator[Load
     """The records of a corpus file of any size, read line by line (UTF-8): memory does not grow with the file.
 
     Every line is checked in a first pass before the first record is handed on, so a bad line still fails the
-    whole file with nothing of it stored; each record then has a parse budget of its own."""
+    whole file with nothing of it stored; each record then has a parse budget of its own. A file of at most
+    `KEEP_BYTES` keeps what that pass parsed instead of parsing every line again."""
     name = str(path)
+    kept: list[LoadedDocument] | None = None
     try:
-        if path.stat().st_size == 0:
+        size = path.stat().st_size
+        if size == 0:
             raise LoadError(name, "empty file")
-        if sum(1 for _ in _records(_utf8_lines(path), name, lambda: WorkBudget(name, limits))) == 0:
+        checked = _records(_utf8_lines(path), name, lambda: WorkBudget(name, limits))
+        if size <= KEEP_BYTES:
+            kept = list(checked)
+            found = len(kept)
+        else:
+            found = sum(1 for _ in checked)
+        if found == 0:
             raise LoadError(name, "no records (empty corpus file)")
     except FileNotFoundError:
         raise LoadError(name, "no such file") from None
     except PermissionError:
         raise LoadError(name, "permission denied") from None
+    if kept is not None:
+        yield from kept
+        return
     yield from _records(_utf8_lines(path), name, lambda: WorkBudget(name, limits))
 
 

@@ -122,6 +122,10 @@ class MilvusStore:
             return None
         return DocumentState(entry.document.content_hash, entry.pipeline, entry.document.tags)
 
+    def document_states(self, doc_ids: list[str]) -> dict[str, DocumentState]:
+        states = {doc_id: self.document_state(doc_id) for doc_id in doc_ids}
+        return {doc_id: state for doc_id, state in states.items() if state is not None}
+
     def get_document(self, doc_id: str) -> Document | None:
         entry = self._registry.get(doc_id)
         return None if entry is None else entry.document

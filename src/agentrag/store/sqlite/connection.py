@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agentrag.errors import StoreBusyError, StoreError
 from agentrag.settings import StoreSettings
@@ -76,7 +77,12 @@ def unreadable(exc: sqlite3.DatabaseError, path: Path) -> StoreError:
 class Writer:
     """The store's write transactions. Alone, each write is one transaction; inside `batch()` the whole batch is
     one transaction and each write a savepoint in it, so a failed document rolls back alone while the others
-    share one COMMIT (a commit per document was a fifth of an ingest's time with a fast embedder)."""
+    share one COMMIT (a commit per document was a fifth of an ingest's time with a fast embedder).
+
+    `defer` queues statements to run just before the transaction commits, in the order queued, consecutive ones
+    of the same SQL as one `executemany`; a savepoint rolled back drops what it queued. FTS5 writes go this way:
+    FTS5 flushes its pending terms to a new segment at every savepoint of a transaction it is in (and merges
+    segments as they pile up), so its rows written at the end of a batch cost one flush, not one per document."""
 
     def __init__(self, con: sqlite3.Connection, lock: threading.RLock, settings: StoreSettings, path: Path) -> None:
         self._con = con
@@ -84,27 +90,58 @@ class Writer:
         self._settings = settings
         self._path = path
         self._in_batch = False
+        self._deferred: list[tuple[str, list[tuple[Any, ...]]]] | None = None
+
+    def defer(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run `sql` over `rows` before the current transaction commits (the caller is inside `write()`)."""
+        assert self._deferred is not None, "defer() outside a write transaction"
+        if rows:
+            self._deferred.append((sql, rows))
+
+    def _run_deferred(self, deferred: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+        i = 0
+        while i < len(deferred):
+            sql, rows = deferred[i][0], list(deferred[i][1])
+            i += 1
+            while i < len(deferred) and deferred[i][0] == sql:
+                rows.extend(deferred[i][1])
+                i += 1
+            self._con.executemany(sql, rows)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            if self._in_batch:  # only this thread can be here: it holds the lock for the whole batch
-                self._con.execute("SAVEPOINT write")
+            outer = self._deferred
+            mine: list[tuple[str, list[tuple[Any, ...]]]] = []
+            self._deferred = mine
+            try:
+                if self._in_batch:  # only this thread can be here: it holds the lock for the whole batch
+                    with self._savepoint():
+                        yield self._con
+                    assert outer is not None
+                    outer.extend(mine)  # the savepoint is released: its statements go with the batch
+                    return
+                begin_immediate(self._con, self._settings, self._path)
                 try:
                     yield self._con
+                    self._run_deferred(mine)
                 except BaseException:
-                    self._con.execute("ROLLBACK TO write")
-                    self._con.execute("RELEASE write")
+                    self._con.execute("ROLLBACK")
                     raise
-                self._con.execute("RELEASE write")
-                return
-            begin_immediate(self._con, self._settings, self._path)
-            try:
-                yield self._con
-            except BaseException:
-                self._con.execute("ROLLBACK")
-                raise
-            self._con.execute("COMMIT")
+                self._con.execute("COMMIT")
+            finally:
+                self._deferred = outer
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self._con.execute("SAVEPOINT write")
+        try:
+            yield
+        except BaseException:
+            self._con.execute("ROLLBACK TO write")
+            self._con.execute("RELEASE write")
+            raise
+        self._con.execute("RELEASE write")
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -9,14 +9,12 @@ index that points at chunks the database does not have: the database is the only
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 import threading
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +26,7 @@ from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.fingerprints import Fingerprints
-from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
+from agentrag.store.sqlite.listing import CHUNK_SQL, DOC_COLUMNS, chunk_from_row, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import (
     count_chunks,
     needs_prepare,
@@ -86,9 +84,11 @@ class SQLiteStore:
         return read_meta(self._con, key)
 
     def _bump(self, con: sqlite3.Connection) -> int:
-        generation = read_generation(con) + 1
-        con.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
-        return generation
+        # One statement: the value column has TEXT affinity, so the sum is stored as text, as it always was.
+        row = con.execute(
+            "UPDATE meta SET value=CAST(value AS INTEGER) + 1 WHERE key='generation' RETURNING value"
+        ).fetchone()
+        return int(row[0])
 
     @property
     def generation(self) -> int:
@@ -129,13 +129,21 @@ class SQLiteStore:
     # ------------------------------------------------------------------ documents
 
     def document_state(self, doc_id: str) -> DocumentState | None:
+        return self.document_states([doc_id]).get(doc_id)
+
+    def document_states(self, doc_ids: list[str]) -> dict[str, DocumentState]:
+        rows: list[tuple[str, str, str, str]] = []
         with self._lock:
-            row = self._con.execute(
-                "SELECT content_hash, pipeline, tags FROM documents WHERE doc_id=?", (doc_id,)
-            ).fetchone()
-        if row is None:
-            return None
-        return DocumentState(content_hash=row[0], pipeline=row[1], tags=json.loads(row[2]))
+            for i in range(0, len(doc_ids), 900):  # under SQLite's bound-parameter limit
+                part = doc_ids[i : i + 900]
+                rows.extend(
+                    self._con.execute(
+                        f"SELECT doc_id, content_hash, pipeline, tags FROM documents WHERE doc_id IN "
+                        f"({','.join('?' * len(part))})",
+                        part,
+                    )
+                )
+        return {r[0]: DocumentState(content_hash=r[1], pipeline=r[2], tags=json.loads(r[3])) for r in rows}
 
     _document = staticmethod(document_from_row)
     _DOC_COLUMNS = DOC_COLUMNS
@@ -164,7 +172,7 @@ class SQLiteStore:
         keys = [r[0] for r in con.execute("SELECT key FROM chunks WHERE doc_id=?", (doc_id,))]
         if not keys:
             return
-        con.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])
+        self._writer.defer("DELETE FROM chunks_fts WHERE rowid=?", [(k,) for k in keys])  # at COMMIT: see Writer
         self._derived.text_written(len(keys))
         con.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))  # vectors go by cascade
         count_chunks(con, -len(keys))
@@ -198,13 +206,15 @@ class SQLiteStore:
                     for c in (item.chunk for item in chunks)
                 ],
             )
-            key_of = dict(con.execute("SELECT chunk_id, key FROM chunks WHERE doc_id=?", (document.doc_id,)))
-            keys = [key_of[item.chunk.chunk_id] for item in chunks]
+            # Keys are given in insertion order, one more than the largest ever given (AUTOINCREMENT), and this
+            # connection holds the write lock: the document's keys are the run ending at the last one inserted.
+            last = int(con.execute("SELECT last_insert_rowid()").fetchone()[0])
+            keys = list(range(last - len(chunks) + 1, last + 1))
             con.executemany(
                 "INSERT INTO vectors VALUES(?, ?)",
                 [(k, np.asarray(i.vector, dtype=np.float32).tobytes()) for k, i in zip(keys, chunks, strict=True)],
             )
-            con.executemany(
+            self._writer.defer(
                 "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
                 [(k, " ".join(i.title_tokens), " ".join(i.body_tokens)) for k, i in zip(keys, chunks, strict=True)],
             )
@@ -232,9 +242,10 @@ class SQLiteStore:
                 pipeline,
             ),
         )
-        con.executemany(
-            "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
-        )
+        if document.tags:
+            con.executemany(
+                "INSERT INTO doc_tags VALUES(?,?,?)", [(document.doc_id, k, v) for k, v in document.tags.items()]
+            )
 
     def update_tags(self, doc_id: str, tags: dict[str, str]) -> None:
         with self._write() as con:
@@ -330,31 +341,8 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ chunk lookups
 
-    _CHUNK_SQL = (
-        "SELECT c.key, c.chunk_id, c.doc_id, c.position, c.text, c.heading, c.page, c.char_start, c.char_end, "
-        "c.fingerprint, d.title, d.source, d.date, d.tags, c.page_breaks "
-        "FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
-    )
-
-    @staticmethod
-    def _chunk(row: tuple[Any, ...]) -> Chunk:
-        # Rows come from our own schema, already validated on the way in: skip re-validation on the hot path.
-        return Chunk.model_construct(
-            chunk_id=row[1],
-            doc_id=row[2],
-            position=row[3],
-            text=row[4],
-            heading_path=tuple(json.loads(row[5])),
-            page=row[6],
-            char_start=row[7],
-            char_end=row[8],
-            fingerprint=row[9],
-            title=row[10],
-            source=row[11],
-            date=dt.date.fromisoformat(row[12]) if row[12] else None,
-            tags=json.loads(row[13]),
-            page_breaks=tuple((int(a), int(b)) for a, b in json.loads(row[14])) if row[14] else (),
-        )
+    _CHUNK_SQL = CHUNK_SQL
+    _chunk = staticmethod(chunk_from_row)
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         if not keys:
