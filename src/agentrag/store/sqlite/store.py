@@ -9,14 +9,12 @@ index that points at chunks the database does not have: the database is the only
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 import threading
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +22,7 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
+from agentrag.store.sqlite.chunks import CHUNK_SQL, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
@@ -314,7 +313,7 @@ class SQLiteStore:
                 keys, scores = keys[mask][:k], scores[mask][:k]
             else:
                 keys, scores = index.search(vector, k, allowed)
-        return [(int(a), float(b)) for a, b in zip(keys.tolist(), scores.tolist(), strict=True)]
+        return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
 
     # ------------------------------------------------------------------ derived indexes
 
@@ -330,31 +329,8 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ chunk lookups
 
-    _CHUNK_SQL = (
-        "SELECT c.key, c.chunk_id, c.doc_id, c.position, c.text, c.heading, c.page, c.char_start, c.char_end, "
-        "c.fingerprint, d.title, d.source, d.date, d.tags, c.page_breaks "
-        "FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
-    )
-
-    @staticmethod
-    def _chunk(row: tuple[Any, ...]) -> Chunk:
-        # Rows come from our own schema, already validated on the way in: skip re-validation on the hot path.
-        return Chunk.model_construct(
-            chunk_id=row[1],
-            doc_id=row[2],
-            position=row[3],
-            text=row[4],
-            heading_path=tuple(json.loads(row[5])),
-            page=row[6],
-            char_start=row[7],
-            char_end=row[8],
-            fingerprint=row[9],
-            title=row[10],
-            source=row[11],
-            date=dt.date.fromisoformat(row[12]) if row[12] else None,
-            tags=json.loads(row[13]),
-            page_breaks=tuple((int(a), int(b)) for a, b in json.loads(row[14])) if row[14] else (),
-        )
+    _CHUNK_SQL = CHUNK_SQL
+    _chunk = staticmethod(chunk_from_row)
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         if not keys:
