@@ -57,7 +57,8 @@ def test_trusted_builds_what_model_construct_builds() -> None:
     assert hit == Hit(**hit_values)
     assert hit.contract() == Hit(**hit_values).contract()
     hit.rank = 2  # an ordinary mutable model
-    assert hit.rank == 2 and hit.model_copy().rank == 2
+    assert hit.rank == 2
+    assert hit.model_copy().rank == 2
 
 
 class _Store:
@@ -138,4 +139,5 @@ def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
     assert [h.key for h in hits] == [0, 2, 4, 6, 8]
     assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
     assert len(store.fingerprints_asked) < 200  # fingerprints only as far as the walk went
-    assert set(hits[0].channels) == {"bm25", "dense"} and hits[0].channels["dense"].rank == 1
+    assert set(hits[0].channels) == {"bm25", "dense"}
+    assert hits[0].channels["dense"].rank == 1
