@@ -1,6 +1,7 @@
 """Two versions of agentrag's search, query by query, on the same knowledge base: same chunks, same order, scores
 equal to 1e-6 (the fused score and every channel's rank and score of each hit), for the hybrid, BM25 and dense
-channels.
+channels; and each version's CPU time per search (process time, query embedding excluded, after 3 warm-up
+queries), p50 / p95, round by round.
 
     python benchmarks/hybrid_same.py --before /work/main/src --after src --home HOME --data ../shared/data/hotpotqa
     python benchmarks/hybrid_same.py --before /work/main/src --after src --scale WORK/n10000/home --data ../shared/data
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +67,15 @@ def search_all(args: argparse.Namespace) -> None:
     from agentrag.vocab import Channel
 
     kb, queries, vectors = _open(args)
-    out: dict[str, list[Any]] = {}
+    out: dict[str, Any] = {"cpu_ms": {}}
     for channel in CHANNELS:
-        rows = []
+        for query, vector in zip(queries[:3], vectors[:3], strict=False):  # warm-up, as the eval does
+            kb.search(query, args.k, Channel(channel), query_vector=vector)
+        rows, cpu = [], []
         for query, vector in zip(queries, vectors, strict=True):
+            started = time.process_time()
             hits = kb.search(query, args.k, Channel(channel), query_vector=vector)
+            cpu.append((time.process_time() - started) * 1000)
             rows.append(
                 [
                     [h.chunk.chunk_id, h.score, {n: [c.rank, c.score] for n, c in sorted(h.channels.items())}]
@@ -77,6 +83,7 @@ def search_all(args: argparse.Namespace) -> None:
                 ]
             )
         out[channel] = rows
+        out["cpu_ms"][channel] = [round(float(np.percentile(cpu, p)), 3) for p in (50, 95)]
     kb.close()
     Path(args.out).write_text(json.dumps(out))
 
@@ -109,6 +116,7 @@ def main() -> None:
     parser.add_argument("--scale", type=Path, help="a knowledge base home built by benchmarks/scale.py")
     parser.add_argument("-k", type=int, help="hits per search (default: 60, as the eval; 10 with --scale)")
     parser.add_argument("--limit", type=int, help="the first N queries only")
+    parser.add_argument("--rounds", type=int, default=1, help="run both versions this many times, alternately")
     parser.add_argument("--search", action="store_true", help=argparse.SUPPRESS)  # internal: one version's searches
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
@@ -120,15 +128,22 @@ def main() -> None:
         return
     if not (args.home or args.scale):
         parser.error("give --home (an eval knowledge base) or --scale (scale.py's)")
-    results = {}
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, src in (("before", args.before), ("after", args.after)):
-            out = Path(tmp) / f"{name}.json"
-            cmd = [sys.executable, __file__, "--search", "--out", str(out), "--vectors", str(Path(tmp) / "q.npy")]
-            cmd += [a for a in sys.argv[1:] if a != "--search"]
-            env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
-            subprocess.run(cmd, check=True, env=env)
-            results[name] = json.loads(out.read_text())
+        for round_ in range(1, args.rounds + 1):  # versions alternate, so a busy spell falls on both
+            for name, src in (("before", args.before), ("after", args.after)):
+                out = Path(tmp) / f"{name}.json"
+                cmd = [sys.executable, __file__, "--search", "--out", str(out), "--vectors", str(Path(tmp) / "q.npy")]
+                cmd += [a for a in sys.argv[1:] if a != "--search"]
+                env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
+                load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+                subprocess.run(cmd, check=True, env=env)
+                results.setdefault(name, json.loads(out.read_text()))
+                cpu = json.loads(out.read_text())["cpu_ms"]
+                print(
+                    f"round {round_} {name} (load {load}): CPU ms p50 / p95 "
+                    + ", ".join(f"{c} {p50} / {p95}" for c, (p50, p95) in cpu.items())
+                )
     differing = 0
     for channel in CHANNELS:
         before, after = results["before"][channel], results["after"][channel]
