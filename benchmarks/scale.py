@@ -230,8 +230,13 @@ class Timer:
 
 
 def _rss_mb() -> float:
-    import psutil
-
+    """Resident memory of this process: psutil when installed, else /proc (Linux)."""
+    try:
+        import psutil
+    except ImportError:
+        status = Path("/proc/self/status").read_text()
+        kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        return round(kb / 1024, 1)
     return round(psutil.Process().memory_info().rss / 2**20, 1)
 
 

@@ -8,7 +8,7 @@ only build these for the few hits that are returned.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -279,3 +279,23 @@ class Answer(BaseModel):
             "unsupported": self.unsupported,
             "trace_id": self.trace_id,
         }
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+# BaseModel's slots, set through their descriptors: half the time of object.__setattr__ by name.
+_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def trusted(cls: type[_Model], values: dict[str, Any]) -> _Model:
+    """`cls.model_construct(**values)` for `values` that name every field of `cls` (no defaults to fill) and are
+    already valid: what the store and the retriever build per hit. The same instance (`__dict__`, fields set),
+    without model_construct's walk over every field and its aliases, which was a fifth of a hybrid search.
+    Only for the models here with no validators, private attributes or `model_post_init`."""
+    model = object.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    _SET_FIELDS(model, set(values))
+    _SET_EXTRA(model, None)
+    _SET_PRIVATE(model, None)
+    return model

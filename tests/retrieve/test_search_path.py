@@ -1,0 +1,143 @@
+"""The hybrid search's own work: the models it builds per hit, when BM25 runs beside the dense scan, and
+de-duplication cut at k."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agentrag.retrieve import hybrid
+from agentrag.retrieve.hybrid import Retriever
+from agentrag.settings import RetrievalSettings
+from agentrag.store.base import ChannelResult
+from agentrag.types import ChannelScore, Chunk, Hit, SearchFilter, trusted
+from agentrag.vocab import Channel
+
+
+def _chunk(key: int) -> Chunk:
+    return Chunk(chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text=f"text {key}", fingerprint=f"fp{key}")
+
+
+def test_trusted_builds_what_model_construct_builds() -> None:
+    values: dict[str, Any] = {
+        "chunk_id": "a#1",
+        "doc_id": "a",
+        "position": 1,
+        "text": "Some text.",
+        "title": "A",
+        "source": "a.md",
+        "heading_path": ("A", "B"),
+        "page": 2,
+        "page_breaks": ((4, 3),),
+        "char_start": 10,
+        "char_end": 20,
+        "date": dt.date(2024, 5, 1),
+        "tags": {"team": "x"},
+        "fingerprint": "f",
+    }
+    chunk = trusted(Chunk, dict(values))
+    assert chunk == Chunk.model_construct(**values) == Chunk(**values)
+    assert chunk.model_dump() == Chunk(**values).model_dump()
+    assert chunk.model_fields_set == set(values)
+    score = trusted(ChannelScore, {"rank": 3, "score": 0.5})
+    hit_values: dict[str, Any] = {
+        "chunk": chunk,
+        "score": 0.7,
+        "rank": 1,
+        "key": 9,
+        "channels": {"bm25": score},
+        "rerank_score": None,
+    }
+    hit = trusted(Hit, dict(hit_values))
+    assert hit == Hit(**hit_values)
+    assert hit.contract() == Hit(**hit_values).contract()
+    hit.rank = 2  # an ordinary mutable model
+    assert hit.rank == 2
+    assert hit.model_copy().rank == 2
+
+
+class _Store:
+    """A store whose dense scan takes as long as it is told to, and that records the thread BM25 ran in."""
+
+    def __init__(self, scan: Any, keys: int = 6, duplicates: bool = False) -> None:
+        self.scan = scan
+        self.keys = keys
+        self.duplicates = duplicates
+        self.bm25_threads: list[str] = []
+        self.fingerprints_asked: list[int] = []
+
+    def search_bm25(self, tokens: list[str], k: int, flt: SearchFilter | None, weight: float) -> ChannelResult:
+        self.bm25_threads.append(threading.current_thread().name)
+        return [(key, float(self.keys - key)) for key in range(self.keys)][:k]
+
+    def search_dense(self, vector: Any, k: int, flt: SearchFilter | None = None) -> ChannelResult:
+        self.scan()
+        return [(key, 1.0 - key / 100) for key in range(self.keys)][:k]
+
+    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
+        self.fingerprints_asked += keys
+        return {key: f"fp{key // 2 if self.duplicates else key}" for key in keys}
+
+    def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
+        return {key: _chunk(key) for key in keys}
+
+
+def _busy(ms: float) -> Any:
+    def scan() -> None:
+        until = time.thread_time() + ms / 1000
+        while time.thread_time() < until:
+            pass
+
+    return scan
+
+
+def _retriever(store: _Store, **settings: Any) -> Retriever:
+    return Retriever(store, embedder=None, settings=RetrievalSettings(feedback_docs=0, **settings))  # type: ignore[arg-type]
+
+
+def _search(retriever: Retriever, times: int = 8, k: int = 3) -> list[Hit]:
+    hits: list[Hit] = []
+    for _ in range(times):
+        hits = retriever.search("a query", k, Channel.HYBRID, query_vector=np.ones(4, dtype=np.float32))
+    return hits
+
+
+def test_a_scan_that_waits_does_not_hand_bm25_to_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A scan that takes long on the clock but little CPU (a machine busy with other work): the hand-off would
+    # only add a wait for a core.
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(hybrid, "_cores", hybrid._Cores())
+    store = _Store(lambda: time.sleep(0.003))
+    _search(_retriever(store))
+    assert set(store.bm25_threads) == {threading.current_thread().name}
+
+
+def test_a_long_scan_overlaps_bm25_only_while_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(hybrid, "_cores", hybrid._Cores())
+    idle = _Store(_busy(2.0))
+    _search(_retriever(idle))
+    assert idle.bm25_threads[-1].startswith("agentrag-bm25")
+
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (40.0, 40.0, 40.0))
+    monkeypatch.setattr(hybrid, "_cores", hybrid._Cores())
+    busy = _Store(_busy(2.0))
+    _search(_retriever(busy))
+    assert set(busy.bm25_threads) == {threading.current_thread().name}
+
+
+def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
+    # Keys 2i and 2i+1 share a fingerprint: the k hits are the better of each pair, in fused order.
+    store = _Store(lambda: None, keys=200, duplicates=True)
+    retriever = _retriever(store, candidates=200)
+    hits = _search(retriever, times=1, k=5)
+    assert [h.key for h in hits] == [0, 2, 4, 6, 8]
+    assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
+    assert len(store.fingerprints_asked) < 200  # fingerprints only as far as the walk went
+    assert set(hits[0].channels) == {"bm25", "dense"}
+    assert hits[0].channels["dense"].rank == 1
