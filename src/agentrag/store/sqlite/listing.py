@@ -1,4 +1,4 @@
-"""Rows as the objects they hold (documents, chunks), and listing documents as a person browses them: a search over
+"""Document rows as the objects they hold, and listing documents as a person browses them: a search over
 titles and sources, tags, one page at a time."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import unicodedata
 from typing import Any
 
 from agentrag.store.base import DocumentQuery
-from agentrag.types import Chunk, Document
+from agentrag.types import Document
 
 FOLD = "agentrag_fold"
 DOC_COLUMNS = "doc_id, source, title, content_hash, mtime, date, tags, meta, n_chunks, chars, ingested_at"
@@ -56,31 +56,3 @@ def document_query_sql(query: DocumentQuery, columns: str) -> tuple[str, str, li
     page = f"SELECT {columns} FROM documents{clause} ORDER BY ingested_at DESC, title, doc_id LIMIT ? OFFSET ?"
     limit = -1 if query.limit is None else query.limit
     return page, f"SELECT count(*) FROM documents{clause}", [*args, limit, query.offset], args
-
-
-CHUNK_SQL = (
-    "SELECT c.key, c.chunk_id, c.doc_id, c.position, c.text, c.heading, c.page, c.char_start, c.char_end, "
-    "c.fingerprint, d.title, d.source, d.date, d.tags, c.page_breaks "
-    "FROM chunks c JOIN documents d ON d.doc_id=c.doc_id"
-)
-
-
-def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
-    """A row selected by CHUNK_SQL as a `Chunk`."""
-    # Rows come from our own schema, already validated on the way in: skip re-validation on the hot path.
-    return Chunk.model_construct(
-        chunk_id=row[1],
-        doc_id=row[2],
-        position=row[3],
-        text=row[4],
-        heading_path=tuple(json.loads(row[5])),
-        page=row[6],
-        char_start=row[7],
-        char_end=row[8],
-        fingerprint=row[9],
-        title=row[10],
-        source=row[11],
-        date=dt.date.fromisoformat(row[12]) if row[12] else None,
-        tags=json.loads(row[13]),
-        page_breaks=tuple((int(a), int(b)) for a, b in json.loads(row[14])) if row[14] else (),
-    )

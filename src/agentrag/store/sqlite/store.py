@@ -27,7 +27,7 @@ from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.fingerprints import Fingerprints
-from agentrag.store.sqlite.listing import CHUNK_SQL, DOC_COLUMNS, chunk_from_row, document_from_row, document_query_sql
+from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.schema import (
     count_chunks,
     needs_prepare,
