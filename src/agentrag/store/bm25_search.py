@@ -7,6 +7,8 @@ best score (a lower bound of the final one: the k-th best partial score), the ne
 in full (the essential terms). The rest only complete the rows found so far, by binary search in their
 postings, and a row is dropped as soon as its partial score plus the bounds still unread falls below the k-th
 best. A row never read cannot reach the top k: its score is at most the sum of the bounds of terms it holds.
+Within an essential term, a posting whose contribution plus the bounds of all the other terms misses the k-th
+best is dropped too (its row cannot reach the top k), which keeps the candidate set small.
 
 The rows that survive are scored again term by term in query order, which is the order today's exhaustive
 sum adds in, so every score is bit for bit the exhaustive one; ties at the k-th score are all kept and cut
@@ -28,7 +30,9 @@ from agentrag.store.bm25 import BOUND_TITLE_WEIGHT, K1, B, Segment
 # Relative slack on every pruning comparison: partial sums added in another order than the final one
 # differ from it in the last bits, so a row is dropped only when it misses the k-th score by more than this.
 SLACK = 1e-9
-PRUNE_MIN = 2048  # a segment whose query postings number fewer than this is scored exhaustively
+# A segment whose query postings number fewer than this is scored exhaustively: measured on the 100k scale
+# index (benchmarks/bm25_prune.py), pruning costs more than it saves below about 30-50k postings.
+PRUNE_MIN = 32_768
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -191,12 +195,16 @@ class Bm25Index:
         by_bound = sorted(present, key=lambda t: -bounds[id(t)])
         suffix = [*np.cumsum([bounds[id(t)] for t in reversed(by_bound)])[::-1].tolist(), 0.0]
         read: list[tuple[QueryTerm, Rows, Floats]] = []
-        j = 0
+        total, dropped, j = suffix[0], False, 0
         while j < len(by_bound) and not _short(suffix[j], theta):
             rows, contrib = self._score(i, by_bound[j], title_weight)
-            read.append((by_bound[j], rows, contrib))
             if allowed is None:
                 theta = max(theta, _kth(contrib, k))
+            if theta > 0:  # a row whose contribution here plus every other term's bound misses theta is out
+                keep = ~_short(contrib + (total - bounds[id(by_bound[j])]), theta)
+                if not keep.all():
+                    rows, contrib, dropped = rows[keep], contrib[keep], True
+            read.append((by_bound[j], rows, contrib))
             j += 1
             if j < len(by_bound) and not _short(suffix[j], theta):
                 volume = sum(len(r) for _, r, _ in read)
@@ -204,7 +212,7 @@ class Bm25Index:
                     rows, partial = self._partial(i, terms, read, allowed)
                     theta = max(theta, _kth(partial, k))
         rows, partial = self._partial(i, terms, read, allowed)
-        if j == len(by_bound):  # nothing to prune: these sums were added in query order, as the result's
+        if j == len(by_bound) and not dropped:  # nothing pruned: these sums were added in query order
             return rows, partial
         theta = max(theta, _kth(partial, k))
         for n in range(j, len(by_bound)):
