@@ -258,8 +258,8 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int) -> tuple[Rows, Floats]:
     contrib = np.concatenate([c for _, c in parts])
     if len(rows) * 16 < size:  # few postings: sum per distinct row without a corpus-sized array
         distinct, inverse = np.unique(rows, return_inverse=True)
-        return distinct.astype(np.int32), np.bincount(inverse, weights=contrib)
-    sums = np.bincount(rows, weights=contrib, minlength=size)
+        return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
+    sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
     hit = np.flatnonzero(np.bincount(rows, minlength=size)).astype(np.int32)
     return hit, sums[hit]
 
