@@ -12,7 +12,9 @@ of D, and idf = ln((N - n + 0.5) / (n + 0.5)) clamped to 1e-6 (N rows, n rows ho
 repeated in the query counts once per repetition, as a repeated FTS5 phrase does.
 
 An index is one or more `Segment`s: a large one saved beside the database and a small one of recent
-changes, with the rows of the large one that changed since masked out (see `sqlite/text_index`).
+changes, with the rows of the large one that changed since masked out (see `sqlite/text_index`). Each
+segment keeps, per term, a bound of its contribution to any row, which `bm25_search` uses to skip rows that
+cannot reach the top k.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ B = 0.75
 # separates tokens, and every non-ASCII character belongs to a token; ASCII letters are folded to lower case.
 _ASCII_TOKEN = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-FORMAT = "agentrag-bm25/1"
+# 2: per-term score bounds (`Segment.bounds`) for pruned top-k search; files of format 1 are rebuilt.
+FORMAT = "agentrag-bm25/2"
+BOUND_TITLE_WEIGHT = 2.0  # the title weight the saved bounds assume (the default); others scale them
 
 
 def fts5_tokens(text: str) -> list[str]:
@@ -55,6 +59,10 @@ class Segment:
     rows: npt.NDArray[np.int32]
     tf_title: npt.NDArray[np.uint16]
     tf_body: npt.NDArray[np.uint16]
+    # Per term: the largest f / (f + k1 * (1 - b + b * D / bound_avgdl)) over its postings, f taken with
+    # BOUND_TITLE_WEIGHT; bound_avgdl is this segment's mean row length (see `bm25_topk.upper_bound`).
+    bounds: npt.NDArray[np.float64]
+    bound_avgdl: float
 
     @classmethod
     def build(cls, items: Iterable[tuple[int, str, str]]) -> Segment:
@@ -80,7 +88,7 @@ class Segment:
         order = np.argsort(term_ids, kind="stable")  # rows stay ascending within a term
         indptr = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term_ids, minlength=len(terms)), out=indptr[1:])
-        return cls(
+        return cls.of(
             keys=np.asarray(keys, dtype=np.int64),
             lengths=np.asarray(lengths, dtype=np.int32),
             terms=terms,
@@ -89,6 +97,15 @@ class Segment:
             tf_title=np.minimum(np.asarray(post_title, dtype=np.int64), 65535).astype(np.uint16)[order],
             tf_body=np.minimum(np.asarray(post_body, dtype=np.int64), 65535).astype(np.uint16)[order],
         )
+
+    @classmethod
+    def of(cls, **arrays: Any) -> Segment:
+        """A segment of the given postings, its per-term bounds computed from them."""
+        lengths = arrays["lengths"]
+        avgdl = float(lengths.mean(dtype=np.float64)) if len(lengths) else 0.0
+        avgdl = avgdl if avgdl > 0 else 1.0
+        bounds = term_bounds(arrays["indptr"], arrays["rows"], arrays["tf_title"], arrays["tf_body"], lengths, avgdl)
+        return cls(**arrays, bounds=bounds, bound_avgdl=avgdl)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -103,7 +120,7 @@ class Segment:
 
     # ------------------------------------------------------------------ files
 
-    _ARRAYS = ("keys", "lengths", "indptr", "rows", "tf_title", "tf_body")
+    _ARRAYS = ("keys", "lengths", "indptr", "rows", "tf_title", "tf_body", "bounds")
 
     def save(self, directory: Path, generation: int) -> None:
         """Write to `directory` atomically (a temporary directory renamed into place)."""
@@ -114,7 +131,13 @@ class Segment:
             np.save(tmp / f"{name}.npy", getattr(self, name), allow_pickle=False)
         vocabulary = sorted(self.terms, key=self.terms.__getitem__)
         (tmp / "terms.txt").write_text("\n".join(vocabulary), encoding="utf-8")
-        meta = {"format": FORMAT, "generation": generation, "rows": len(self), "terms": len(vocabulary)}
+        meta = {
+            "format": FORMAT,
+            "generation": generation,
+            "rows": len(self),
+            "terms": len(vocabulary),
+            "bound_avgdl": self.bound_avgdl,
+        }
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         shutil.rmtree(directory, ignore_errors=True)
         tmp.rename(directory)
@@ -135,111 +158,12 @@ class Segment:
         vocabulary = text.split("\n") if text else []
         if len(vocabulary) != meta["terms"] or len(arrays["indptr"]) != len(vocabulary) + 1:
             raise ValueError("term list and postings disagree")
+        if len(arrays["bounds"]) != len(vocabulary):
+            raise ValueError("term list and bounds disagree")
         if len(arrays["keys"]) != meta["rows"] or int(arrays["indptr"][-1]) != len(arrays["rows"]):
             raise ValueError("row count and postings disagree")
         terms = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
-        return cls(terms=terms, **arrays), int(meta["generation"])
-
-
-class Bm25Index:
-    """Segments searched as one index; `masks[i]` marks the live rows of segment i (None: all live)."""
-
-    def __init__(self, segments: list[Segment], masks: list[npt.NDArray[np.bool_] | None]) -> None:
-        self.segments = segments
-        self.masks = masks
-        self.n_rows = sum(len(s) if m is None else int(m.sum()) for s, m in zip(segments, masks, strict=True))
-        total = sum(
-            int(s.lengths.sum(dtype=np.int64)) if m is None else int(s.lengths[m].sum(dtype=np.int64))
-            for s, m in zip(segments, masks, strict=True)
-        )
-        self.avgdl = total / self.n_rows if self.n_rows else 0.0
-        # Per row: k1 * (1 - b + b * D / avgdl), the length part of the denominator, once per index.
-        self._norms = [K1 * (1 - B + B * s.lengths.astype(np.float64) / (self.avgdl or 1.0)) for s in segments]
-
-    def search(
-        self,
-        tokens: list[str],
-        k: int,
-        title_weight: float = 2.0,
-        allowed: npt.NDArray[np.int64] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The k best (key, score) pairs, best first (ties by key); `allowed` keeps only those keys."""
-        if not tokens or self.n_rows == 0 or k <= 0:
-            return []
-        query = Counter(tokens)
-        # Per segment, the postings of every query token (in query order) and each token's weight, repeats * idf.
-        found: list[list[tuple[float, npt.NDArray[np.int32], npt.NDArray[np.uint16], npt.NDArray[np.uint16]]]]
-        found = [[] for _ in self.segments]
-        for token, repeats in query.items():
-            postings = []
-            hits = 0
-            for i, segment in enumerate(self.segments):
-                if len(segment) == 0:
-                    continue
-                rows, tt, tb = segment.postings(token)
-                mask = self.masks[i]
-                if mask is not None and len(rows):
-                    live = mask[rows]
-                    rows, tt, tb = rows[live], tt[live], tb[live]
-                if len(rows):
-                    hits += len(rows)
-                    postings.append((i, rows, tt, tb))
-            if hits == 0:
-                continue
-            idf = float(np.log((self.n_rows - hits + 0.5) / (hits + 0.5)))
-            if idf <= 0.0:
-                idf = 1e-6
-            for i, rows, tt, tb in postings:
-                found[i].append((repeats * idf, rows, tt, tb))
-        # Scored over all of a segment's postings at once: per posting the same float64 operations, in the same
-        # order, as token by token (idf * f * (k1 + 1) / (f + norm)), in fewer passes.
-        parts: list[tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float64]]] = []
-        for i, items in enumerate(found):
-            if not items:
-                continue
-            rows = np.concatenate([r for _, r, _, _ in items])
-            tt = np.concatenate([t for _, _, t, _ in items])
-            tb = np.concatenate([b for _, _, _, b in items])
-            weight = np.repeat(np.asarray([w for w, _, _, _ in items]), [len(r) for _, r, _, _ in items])
-            f = title_weight * tt + tb.astype(np.float64)
-            parts.append((i, rows, weight * f * (K1 + 1) / (f + self._norms[i][rows])))
-        return self._top(parts, k, allowed)
-
-    def _top(
-        self,
-        parts: list[tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float64]]],
-        k: int,
-        allowed: npt.NDArray[np.int64] | None,
-    ) -> list[tuple[int, float]]:
-        all_keys: list[npt.NDArray[np.int64]] = []
-        all_scores: list[npt.NDArray[Any]] = []
-        for i in sorted({i for i, _, _ in parts}):
-            rows = np.concatenate([r for j, r, _ in parts if j == i])
-            contrib = np.concatenate([c for j, _, c in parts if j == i])
-            size = len(self.segments[i])
-            if len(rows) * 16 < size:  # few postings: sum per distinct row without a corpus-sized array
-                distinct, inverse = np.unique(rows, return_inverse=True)
-                all_keys.append(self.segments[i].keys[distinct])
-                all_scores.append(np.bincount(inverse, weights=contrib))
-            else:
-                sums = np.bincount(rows, weights=contrib, minlength=size)
-                hit = np.flatnonzero(np.bincount(rows, minlength=size))
-                all_keys.append(self.segments[i].keys[hit])
-                all_scores.append(sums[hit])
-        if not all_keys:
-            return []
-        keys, scores = np.concatenate(all_keys), np.concatenate(all_scores)
-        if allowed is not None:  # exact post-filter over every matching row, so k hits survive if k exist
-            keep = np.isin(keys, allowed)
-            keys, scores = keys[keep], scores[keep]
-        if len(keys) > k:
-            best = np.argpartition(-scores, k - 1)[:k]
-            # Rows tied with the k-th score may sit outside `best`: take them all, then order and cut.
-            threshold = scores[best].min()
-            best = np.flatnonzero(scores >= threshold)
-            keys, scores = keys[best], scores[best]
-        order = np.lexsort((keys, -scores))[:k]
-        return list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))  # Python ints and floats
+        return cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), **arrays), int(meta["generation"])
 
 
 def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) -> Segment:
@@ -267,7 +191,7 @@ def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) ->
     by_term = np.lexsort((rows, term_ids))
     indptr = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(np.bincount(term_ids, minlength=len(terms)), out=indptr[1:])
-    return Segment(
+    return Segment.of(
         keys=keys,
         lengths=lengths.astype(np.int32),
         terms=terms,
@@ -276,3 +200,32 @@ def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) ->
         tf_title=tf_title[by_term],
         tf_body=tf_body[by_term],
     )
+
+
+def term_bounds(
+    indptr: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int32],
+    tf_title: npt.NDArray[np.uint16],
+    tf_body: npt.NDArray[np.uint16],
+    lengths: npt.NDArray[np.int32],
+    avgdl: float,
+) -> npt.NDArray[np.float64]:
+    """Per term, the largest f / (f + k1 * (1 - b + b * D / avgdl)) over its postings (0 for a term with
+    none), f = BOUND_TITLE_WEIGHT * tf(title) + tf(body): computed in slices of postings to bound memory."""
+    out = np.zeros(len(indptr) - 1, dtype=np.float64)
+    nonempty = np.flatnonzero(np.diff(indptr) > 0)
+    if len(nonempty) == 0:
+        return out
+    step = 1 << 22
+    norms = K1 * (1 - B + B * lengths.astype(np.float64) / avgdl)
+    starts = indptr[nonempty]
+    done = 0
+    while done < len(nonempty):  # whole terms per slice, at least one, about `step` postings
+        end = int(np.searchsorted(starts, starts[done] + step, side="left"))
+        end = max(end, done + 1)
+        lo, hi = int(starts[done]), int(indptr[nonempty[end - 1] + 1])
+        f = BOUND_TITLE_WEIGHT * tf_title[lo:hi] + tf_body[lo:hi].astype(np.float64)
+        sat = f / (f + norms[rows[lo:hi]])
+        out[nonempty[done:end]] = np.maximum.reduceat(sat, starts[done:end] - lo)
+        done = end
+    return out

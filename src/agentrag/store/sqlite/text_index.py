@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from agentrag.store.base import ChannelResult
-from agentrag.store.bm25 import Bm25Index, Segment, fts5_tokens, merge
+from agentrag.store.bm25 import Segment, fts5_tokens, merge
+from agentrag.store.bm25_search import Bm25Index
 from agentrag.store.sqlite.filters import filter_sql
 from agentrag.store.sqlite.schema import read_generation
 from agentrag.types import SearchFilter

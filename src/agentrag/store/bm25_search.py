@@ -1,0 +1,276 @@
+"""Top-k search over the BM25 segments of `store.bm25`, with MaxScore pruning and exact results.
+
+A query token's contribution to a row is at most its upper bound: weight * (k1 + 1) * (the segment's saved
+per-term bound of f / (f + norm), scaled for the query's title weight and the index's mean length). Terms are
+taken in descending bound order; while the bounds of the terms not yet read sum to at least the current k-th
+best score (a lower bound of the final one: the k-th best partial score), the next term's postings are scored
+in full (the essential terms). The rest only complete the rows found so far, by binary search in their
+postings, and a row is dropped as soon as its partial score plus the bounds still unread falls below the k-th
+best. A row never read cannot reach the top k: its score is at most the sum of the bounds of terms it holds.
+Within an essential term, a posting whose contribution plus the bounds of all the other terms misses the k-th
+best is dropped too (its row cannot reach the top k), which keeps the candidate set small.
+
+The rows that survive are scored again term by term in query order, which is the order today's exhaustive
+sum adds in, so every score is bit for bit the exhaustive one; ties at the k-th score are all kept and cut
+by key, so the top k is exactly the exhaustive top k. A small segment (the recent changes) and a query
+whose bounds leave nothing to prune are scored exhaustively.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentrag.store.bm25 import BOUND_TITLE_WEIGHT, K1, B, Segment
+
+# Relative slack on every pruning comparison: partial sums added in another order than the final one
+# differ from it in the last bits, so a row is dropped only when it misses the k-th score by more than this.
+SLACK = 1e-9
+# A segment whose query postings number fewer than this is scored exhaustively: measured on the 100k scale
+# index (benchmarks/bm25_prune.py), pruning costs more than it saves below about 30-50k postings.
+PRUNE_MIN = 32_768
+
+Rows = npt.NDArray[np.int32]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass
+class QueryTerm:
+    """A distinct query token: its weight (repeats * idf) and, per segment, its term id and postings span."""
+
+    weight: float
+    spans: list[tuple[int, int, int]]  # (term id or -1, lo, hi) per segment
+
+
+def _kth(scores: Floats, k: int) -> float:
+    """The k-th largest of `scores`, or 0.0 when there are fewer than k (every score is positive)."""
+    if len(scores) < k:
+        return 0.0
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+
+
+def _short(upper: Floats | float, theta: float) -> Any:
+    """Where an upper bound cannot reach theta, the k-th best score known so far."""
+    return upper * (1 + SLACK) < theta * (1 - SLACK)
+
+
+class Bm25Index:
+    """Segments searched as one index; `masks[i]` marks the live rows of segment i (None: all live)."""
+
+    def __init__(self, segments: list[Segment], masks: list[npt.NDArray[np.bool_] | None]) -> None:
+        self.segments = segments
+        self.masks = masks
+        self.n_rows = sum(len(s) if m is None else int(m.sum()) for s, m in zip(segments, masks, strict=True))
+        total = sum(
+            int(s.lengths.sum(dtype=np.int64)) if m is None else int(s.lengths[m].sum(dtype=np.int64))
+            for s, m in zip(segments, masks, strict=True)
+        )
+        self.avgdl = total / self.n_rows if self.n_rows else 0.0
+        # Per row: k1 * (1 - b + b * D / avgdl), the length part of the denominator, once per index.
+        self._norms = [K1 * (1 - B + B * s.lengths.astype(np.float64) / (self.avgdl or 1.0)) for s in segments]
+        # The masked-out rows, ascending, to count a term's live postings without reading them all.
+        self._dead = [None if m is None else np.flatnonzero(~m).astype(np.int32) for m in masks]
+
+    def search(
+        self,
+        tokens: list[str],
+        k: int,
+        title_weight: float = 2.0,
+        allowed: npt.NDArray[np.int64] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The k best (key, score) pairs, best first (ties by key); `allowed` keeps only those keys."""
+        if not tokens or self.n_rows == 0 or k <= 0:
+            return []
+        terms = self._terms(tokens)
+        if not terms:
+            return []
+        all_keys: list[npt.NDArray[np.int64]] = []
+        all_scores: list[Floats] = []
+        theta = 0.0
+        sizes = [sum(t.spans[i][2] - t.spans[i][1] for t in terms) for i in range(len(self.segments))]
+        for i in sorted(range(len(self.segments)), key=lambda i: sizes[i]):  # small first: they seed theta
+            if sizes[i] == 0:
+                continue
+            if sizes[i] < PRUNE_MIN or title_weight < 0:
+                rows, scores = self._exhaustive(i, terms, title_weight)
+            else:
+                rows, scores = self._pruned(i, terms, title_weight, k, theta, allowed)
+            keys = self.segments[i].keys[rows]
+            if allowed is not None:  # exact post-filter over every matching row, so k hits survive if k exist
+                keep = np.isin(keys, allowed)
+                keys, scores = keys[keep], scores[keep]
+            all_keys.append(keys)
+            all_scores.append(scores)
+            theta = max(theta, _kth(scores, k))
+        if not all_keys:
+            return []
+        return _cut(np.concatenate(all_keys), np.concatenate(all_scores), k)
+
+    def _terms(self, tokens: list[str]) -> list[QueryTerm]:
+        """The query's distinct tokens that match a live row, in order of first appearance."""
+        out: list[QueryTerm] = []
+        for token, repeats in Counter(tokens).items():
+            spans: list[tuple[int, int, int]] = []
+            hits = 0
+            for i, segment in enumerate(self.segments):
+                t = segment.terms.get(token)
+                if t is None:
+                    spans.append((-1, 0, 0))
+                    continue
+                lo, hi = int(segment.indptr[t]), int(segment.indptr[t + 1])
+                spans.append((t, lo, hi))
+                hits += self._live_count(i, lo, hi)
+            if hits == 0:
+                continue
+            idf = float(np.log((self.n_rows - hits + 0.5) / (hits + 0.5)))
+            if idf <= 0.0:
+                idf = 1e-6
+            out.append(QueryTerm(repeats * idf, spans))
+        return out
+
+    def _live_count(self, i: int, lo: int, hi: int) -> int:
+        dead, mask = self._dead[i], self.masks[i]
+        if dead is None or mask is None or hi == lo:
+            return hi - lo
+        rows = self.segments[i].rows[lo:hi]
+        if len(dead) * 16 > hi - lo:
+            return int(mask[rows].sum())
+        at = np.searchsorted(rows, dead)
+        inside = at < len(rows)
+        return hi - lo - int((rows[at[inside]] == dead[inside]).sum())
+
+    def _score(self, i: int, term: QueryTerm, title_weight: float) -> tuple[Rows, Floats]:
+        """The live rows of a term's postings in segment i and the term's contribution to each."""
+        segment = self.segments[i]
+        _, lo, hi = term.spans[i]
+        rows, tt, tb = segment.rows[lo:hi], segment.tf_title[lo:hi], segment.tf_body[lo:hi]
+        mask = self.masks[i]
+        if mask is not None:
+            live = mask[rows]
+            rows, tt, tb = rows[live], tt[live], tb[live]
+        f = title_weight * tt + tb.astype(np.float64)
+        return rows, term.weight * f * (K1 + 1) / (f + self._norms[i][rows])
+
+    def _lookup(self, i: int, term: QueryTerm, rows: Rows, title_weight: float) -> tuple[Any, Floats]:
+        """Which of `rows` (ascending, live) hold the term in segment i, and its contribution to those."""
+        segment = self.segments[i]
+        _, lo, hi = term.spans[i]
+        posted = segment.rows[lo:hi]
+        at = np.minimum(np.searchsorted(posted, rows), max(hi - lo - 1, 0))
+        found = posted[at] == rows if hi > lo else np.zeros(len(rows), dtype=np.bool_)
+        at = at[found] + lo
+        f = title_weight * segment.tf_title[at] + segment.tf_body[at].astype(np.float64)
+        return found, term.weight * f * (K1 + 1) / (f + self._norms[i][rows[found]])
+
+    def _exhaustive(self, i: int, terms: list[QueryTerm], title_weight: float) -> tuple[Rows, Floats]:
+        parts = [self._score(i, t, title_weight) for t in terms if t.spans[i][2] > t.spans[i][1]]
+        return _sum(parts, len(self.segments[i]))
+
+    def _bound(self, i: int, term: QueryTerm, title_weight: float) -> float:
+        """An upper bound of the term's contribution to any row of segment i."""
+        segment = self.segments[i]
+        sat = float(segment.bounds[term.spans[i][0]])
+        if title_weight > BOUND_TITLE_WEIGHT:  # f grows at most by the ratio, and f / (f + n) with it
+            sat *= title_weight / BOUND_TITLE_WEIGHT
+        avgdl = self.avgdl or 1.0
+        if avgdl > segment.bound_avgdl:  # a longer mean shrinks every norm by at most this ratio
+            sat *= avgdl / segment.bound_avgdl
+        return term.weight * (K1 + 1) * min(sat, 1.0)
+
+    def _pruned(
+        self,
+        i: int,
+        terms: list[QueryTerm],
+        title_weight: float,
+        k: int,
+        theta: float,
+        allowed: npt.NDArray[np.int64] | None,
+    ) -> tuple[Rows, Floats]:
+        present = [t for t in terms if t.spans[i][2] > t.spans[i][1]]
+        bounds = {id(t): self._bound(i, t, title_weight) for t in present}
+        by_bound = sorted(present, key=lambda t: -bounds[id(t)])
+        suffix = [*np.cumsum([bounds[id(t)] for t in reversed(by_bound)])[::-1].tolist(), 0.0]
+        read: list[tuple[QueryTerm, Rows, Floats]] = []
+        total, dropped, j = suffix[0], False, 0
+        while j < len(by_bound) and not _short(suffix[j], theta):
+            rows, contrib = self._score(i, by_bound[j], title_weight)
+            if allowed is None:
+                theta = max(theta, _kth(contrib, k))
+            if theta > 0:  # a row whose contribution here plus every other term's bound misses theta is out
+                keep = ~_short(contrib + (total - bounds[id(by_bound[j])]), theta)
+                if not keep.all():
+                    rows, contrib, dropped = rows[keep], contrib[keep], True
+            read.append((by_bound[j], rows, contrib))
+            j += 1
+            if j < len(by_bound) and not _short(suffix[j], theta):
+                volume = sum(len(r) for _, r, _ in read)
+                if by_bound[j].spans[i][2] - by_bound[j].spans[i][1] > volume:  # worth a better theta first
+                    rows, partial = self._partial(i, terms, read, allowed)
+                    theta = max(theta, _kth(partial, k))
+        rows, partial = self._partial(i, terms, read, allowed)
+        if j == len(by_bound) and not dropped:  # nothing pruned: these sums were added in query order
+            return rows, partial
+        theta = max(theta, _kth(partial, k))
+        for n in range(j, len(by_bound)):
+            keep = ~_short(partial + suffix[n], theta)
+            rows, partial = rows[keep], partial[keep]
+            found, contrib = self._lookup(i, by_bound[n], rows, title_weight)
+            partial[found] += contrib
+            theta = max(theta, _kth(partial, k))
+        keep = ~_short(partial, theta)
+        return self._rescore(i, terms, rows[keep], title_weight)
+
+    def _partial(
+        self,
+        i: int,
+        terms: list[QueryTerm],
+        read: list[tuple[QueryTerm, Rows, Floats]],
+        allowed: npt.NDArray[np.int64] | None,
+    ) -> tuple[Rows, Floats]:
+        """The rows holding any term read so far (allowed ones only) and their sums, added in query order."""
+        order = {id(t): n for n, t in enumerate(terms)}
+        parts = [(r, c) for _, r, c in sorted(read, key=lambda x: order[id(x[0])])]
+        rows, sums = _sum(parts, len(self.segments[i]))
+        if allowed is not None:
+            keep = np.isin(self.segments[i].keys[rows], allowed)
+            rows, sums = rows[keep], sums[keep]
+        return rows, sums
+
+    def _rescore(self, i: int, terms: list[QueryTerm], rows: Rows, title_weight: float) -> tuple[Rows, Floats]:
+        """The exact scores of `rows`: each term's contribution added in query order, as `_sum` adds them."""
+        scores = np.zeros(len(rows), dtype=np.float64)
+        for term in terms:
+            if term.spans[i][2] > term.spans[i][1] and len(rows):
+                found, contrib = self._lookup(i, term, rows, title_weight)
+                scores[found] += contrib
+        return rows, scores
+
+
+def _sum(parts: list[tuple[Rows, Floats]], size: int) -> tuple[Rows, Floats]:
+    """Distinct rows (ascending) of the parts and the sum of their contributions, added in parts order."""
+    if not parts:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+    rows = np.concatenate([r for r, _ in parts])
+    contrib = np.concatenate([c for _, c in parts])
+    if len(rows) * 16 < size:  # few postings: sum per distinct row without a corpus-sized array
+        distinct, inverse = np.unique(rows, return_inverse=True)
+        return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
+    sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
+    hit = np.flatnonzero(np.bincount(rows, minlength=size)).astype(np.int32)
+    return hit, sums[hit]
+
+
+def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int, float]]:
+    """The k best (key, score) pairs, best first, ties by key."""
+    if len(keys) > k:
+        best = np.argpartition(-scores, k - 1)[:k]
+        # Rows tied with the k-th score may sit outside `best`: take them all, then order and cut.
+        threshold = scores[best].min()
+        best = np.flatnonzero(scores >= threshold)
+        keys, scores = keys[best], scores[best]
+    order = np.lexsort((keys, -scores))[:k]
+    return [(int(a), float(s)) for a, s in zip(keys[order].tolist(), scores[order].tolist(), strict=True)]
