@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from agentrag.agent.question import QuestionPart
-from agentrag.agent.selection import Scored, Selector, asked
-from agentrag.agent.subject import opening_subject
+from agentrag.agent.selection import ASKS_YEAR, Scored, Selector, asked
+from agentrag.agent.subject import LEAD_CHARS, opening_subject, title_core
 from agentrag.agent.units import Unit
 from agentrag.agent.values import YEAR
 from agentrag.text.fingerprint import normalize_for_match
@@ -23,14 +23,11 @@ from agentrag.vocab import AnswerType
 
 _BORN = re.compile(r"\bborn\b|\bbirth", re.I)
 _DIED = re.compile(r"\b(died|die|dies|death|passed away|deceased)\b", re.I)
-_ASKS_YEAR = re.compile(r"\b(what|which) year\b", re.I)
 # "(January 10, 1943 – September 20, 1973)", "(born 15 July 1954 in Bell Ville)", "(1770–1827)"
 _LIFE = re.compile(
     r"\((?P<born>[^()–-]*?\b(?:1\d{3}|20\d\d))\b[^()–-]*?(?:\s?[–-]\s?(?P<died>[^()]*?\b(?:1\d{3}|20\d\d))\b)?[^()]*\)"
 )
-_TITLE_NOTE = re.compile(r"\s*\([^)]*\)\s*$")
 NAMED_AMONG = 12  # best units a bridged person may be named in
-LEAD_CHARS = 300  # where a page gives its subject's life span
 
 
 class LifeEvent(NamedTuple):
@@ -62,29 +59,28 @@ def life_event(part: QuestionPart, selector: Selector, best: Scored, ranked: lis
     event = asks_life_event(part)
     if event is None:
         return None
-    pages: list[tuple[Unit, str, str]] = []  # a unit of the page, the page's subject, the date
+    pages: list[tuple[Unit, set[str], str]] = []  # a unit of the page, the names it goes by, the date
     for block in selector.context.blocks:
         units = [u for u in selector.units if u.block == block.n]
         date = _event(block.text[:LEAD_CHARS], event) if units else None
         if date is None:
             continue
-        title = _TITLE_NOTE.sub("", block.evidence.chunk.title).strip()
+        title = title_core(block.evidence.chunk.title)
         subject = opening_subject(units[0], block.evidence.chunk.title) or title
         if asked(part, subject) or asked(part, title):
             return None  # the question names the person: their own page answers, no bridge
-        pages.append((units[0], subject, date))
+        names = {n for n in (normalize_for_match(subject), normalize_for_match(title)) if len(n) >= 4}
+        pages.append((units[0], names, date))
     if not pages:
         return None
     naming = [best, *(s for s in ranked[:NAMED_AMONG] if s is not best)]
     for scored in naming:
         text = normalize_for_match(scored.unit.text)
-        for unit, subject, date in pages:
-            title = _TITLE_NOTE.sub("", selector.context.blocks[unit.block - 1].evidence.chunk.title)
-            names = {normalize_for_match(subject), normalize_for_match(title)}
-            if unit.block == scored.unit.block or not any(len(n) >= 4 and n in text for n in names):
+        for unit, names, date in pages:
+            if unit.block == scored.unit.block or not any(n in text for n in names):
                 continue
             year = YEAR.search(date)
-            short = year.group(0) if year and _ASKS_YEAR.search(part.text) else date
+            short = year.group(0) if year and ASKS_YEAR.search(part.text) else date
             page = next((s for s in ranked if s.unit == unit), None)
             found = replace(page, met=True, typed=True) if page else replace(scored, unit=unit, met=True, typed=True)
             return LifeEvent(found, [scored.unit], short)

@@ -59,7 +59,7 @@ _CHANGE = re.compile(
     re.I,
 )
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
-_ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
+ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
 
 
@@ -263,7 +263,7 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     if kind in (AnswerType.ENTITY, AnswerType.PLACE) and (head := asked_head(part.text)) and not has_cjk(part.text):
         # "in what Nevada county": a name that says it is one (Clark County), over a town or an acronym beside it.
         found = [v for v in found if re.search(rf"\b{re.escape(head)}s?$", v.text, re.I)] or found
-    if kind == AnswerType.DATE and _ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
+    if kind == AnswerType.DATE and ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
         ]
@@ -345,7 +345,7 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     if unit.kind == "row":
         # A cell or nothing: words around a cell ("Meaning: Indexing") are no answer.
         cell = _row_value(part, unit)
-        year = _YEAR.search(cell) if cell and kind == AnswerType.DATE and _ASKS_YEAR.search(part.text) else None
+        year = _YEAR.search(cell) if cell and kind == AnswerType.DATE and ASKS_YEAR.search(part.text) else None
         return year.group(0) if year else cell
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them

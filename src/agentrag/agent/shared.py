@@ -28,7 +28,7 @@ _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+", re.I)
 _CLAUSE_END = re.compile(r"[;.(]|\b(?:who|which|that|best known|known|from|created|designed|founded|born)\b", re.I)
 _GENERIC = frozenset(
     "former retired professional famous popular known best also american british english german french italian "
-    "former current first second other several many one two three four five new old early late".split()
+    "current first second other several many one two three four five new old early late".split()
 )
 _FUNCTION = frozenset("and or of the a an in on at for to by with as its his her their".split())
 MAX_WORDS = 3

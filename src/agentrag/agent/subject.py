@@ -79,11 +79,21 @@ def opening_subject(unit: Unit, title: str) -> str | None:
     if m is None:
         return None
     name = m.group("name").strip()
-    core = _TITLE_NOTE.sub("", title).strip()
+    core = title_core(title)
     if not core or not _words(core) & _words(name):
         return None
     # "Marvel's Agent Carter" on the page "Agent Carter (TV series)": the name the page goes by.
     return core if name.endswith(f" {core}") and len(core.split()) >= 2 else name
+
+
+def page_title(selector: Selector, block: int) -> str:
+    """The document title of a context block, as written."""
+    return selector.context.blocks[block - 1].evidence.chunk.title
+
+
+def title_core(title: str) -> str:
+    """A page title without its disambiguating note: "Claudio López (footballer)" → "Claudio López"."""
+    return _TITLE_NOTE.sub("", title).strip()
 
 
 def _words(text: str) -> set[str]:
@@ -119,11 +129,11 @@ def subject_answer(part: QuestionPart, selector: Selector, ranked: list[Scored])
     best: tuple[tuple[bool, float], Subject] | None = None
     for scored in ranked:
         unit = scored.unit
-        title = selector.context.blocks[unit.block - 1].evidence.chunk.title
+        title = page_title(selector, unit.block)
         name = opening_subject(unit, title)
         if name is None or asked(part, name) or scored.target < MIN_FIT or not is_what_was_asked(part, unit.text):
             continue
-        names_of = [name, _TITLE_NOTE.sub("", title).strip()]
+        names_of = [name, title_core(title)]
         chain: list[Unit] = []
         linked = True
         for constraint in part.constraints:
@@ -150,8 +160,7 @@ def page_subject(part: QuestionPart, selector: Selector, unit: Unit) -> str | No
     Christopher Markus & Stephen McFeely" for "What ABC television series ...?"."""
     if part.answer_type not in SUBJECT_TYPES or has_cjk(part.text) or not asked_kind(part.text):
         return None
-    title = selector.context.blocks[unit.block - 1].evidence.chunk.title
-    name = opening_subject(unit, title)
+    name = opening_subject(unit, page_title(selector, unit.block))
     if name is None or asked(part, name) or not is_what_was_asked(part, unit.text):
         return None
     return name
