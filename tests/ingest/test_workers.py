@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 import sqlite3
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -195,6 +197,37 @@ def test_when_a_worker_dies_the_queued_jobs_are_done_here_in_order() -> None:
     reasons = [result[0].reason for _, result in done if isinstance(result[0], Failure)]
     assert reasons[3] == "job 3 in the parent"
     assert all(r.startswith(f"job {i} ") for i, r in enumerate(reasons))
+
+
+def _stubborn_job(marker: str) -> list[Analysis | Failure]:
+    """A job in a worker that does not act on SIGTERM at once (stands in for one that a busy machine has not
+    scheduled yet) and would run for a minute."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    Path(marker, str(os.getpid())).touch()
+    time.sleep(60)
+    return [Failure("finished")]
+
+
+def test_closing_an_interrupted_analyser_leaves_no_worker_alive_even_one_that_ignores_sigterm(
+    tmp_path: Path,
+) -> None:
+    analyser: Analyser[int] = Analyser(2)
+    for value in range(6):
+        analyser.submit(value, _stubborn_job, str(tmp_path))
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:  # both workers are in the job
+        time.sleep(0.05)
+    analyser.close()
+    assert not multiprocessing.active_children()
+
+
+def test_an_analyser_interrupted_again_and_again_never_leaves_a_worker_behind() -> None:
+    for round_ in range(40):
+        analyser: Analyser[int] = Analyser(2)
+        for value in range(round_ % 10 + 1):  # interrupted with 1 to 10 jobs queued, some started, some not
+            analyser.submit(value, _record_job, -1, os.getpid())
+        analyser.close()
+        assert not multiprocessing.active_children(), f"round {round_}"
 
 
 def test_ingest_workers_settings_are_checked() -> None:

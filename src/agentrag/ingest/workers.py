@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -126,9 +127,18 @@ class Analyser(Generic[C]):
         if not interrupted:
             pool.shutdown(wait=True)
             return
-        processes = dict(getattr(pool, "_processes", None) or {})  # no public way before Python 3.14
+        # The pool's internals (no public way before Python 3.14). Its manager thread reaps the workers once they
+        # die; waiting on them here as well races it (two waitpid calls: one of them sees no exit status, and that
+        # worker then looks alive for ever), so the workers are signalled here and the thread is waited for.
+        processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
+        manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes.values():
+        for process in list(processes.values()):
             process.terminate()
-        for process in processes.values():
-            process.join(timeout=5)
+        if manager is None:
+            return
+        manager.join(timeout=5)
+        if manager.is_alive():  # a worker did not act on SIGTERM in time (a busy machine): no worker outlives close
+            for process in list(processes.values()):
+                process.kill()
+            manager.join(timeout=30)
