@@ -53,6 +53,14 @@ def test_sentence_split_keeps_decimals_and_initials() -> None:
     ]
 
 
+def test_sentence_split_keeps_titles_with_the_name_they_introduce() -> None:
+    """ "Hon." and "Capt." introduce a name: the person stays in the sentence that says what they hold."""
+    assert split_sentences("The current leader is Hon. Mara Velt of the Green Party. Capt. Ivo Lind led it.") == [
+        "The current leader is Hon. Mara Velt of the Green Party.",
+        "Capt. Ivo Lind led it.",
+    ]
+
+
 def test_hard_wrap_prefers_clause_marks() -> None:
     text = "甲" * 30 + "，" + "乙" * 30 + "，" + "丙" * 30
     pieces = hard_wrap(text, 40)

@@ -136,7 +136,8 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
     """For a question that reaches its subject through other entities: the best unit that a chain of shared
     entities connects to the units stating the constraints, scored on the words that ask for the answer."""
     chains = Chains(selector, part)
-    paths = chains.paths()
+    costed = chains.paths()
+    paths = {unit: before for unit, (_, before) in costed.items()}
     head = chains.head_tokens()
     best: tuple[float, Scored] | None = None
     for scored in ranked[:NESTED_CONSIDERED]:
@@ -149,7 +150,7 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
             + W_TARGET * target
             + W_TYPE * typed
             + W_PRIOR * selector.prior(scored.unit)
-            - HOP_COST * len(paths[scored.unit])
+            - HOP_COST * costed[scored.unit][0]
         )
         if best is None or fit > best[0]:
             best = (fit, replace(scored, typed=typed, met=True, target=target))

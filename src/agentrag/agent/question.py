@@ -270,9 +270,16 @@ _ASKED_KIND = re.compile(
 )
 
 
+# "what is the name of the waterfall ...": the kind is the waterfall, not the name.
+_NAME_OF_KIND = re.compile(
+    r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:name|title)s?\s+of\s+(?:the|a|an)\s+", re.I
+)
+
+
 def asked_kind(text: str) -> list[str] | None:
     """The words (of four letters or more) naming the kind of thing a "which X / what X" question asks for, or
     None when it names none ("who", "where", "what is")."""
+    text = _NAME_OF_KIND.sub("what ", text, count=1)
     kind = _ASKED_KIND.search(text)
     return None if kind is None else [w for w in kind.group(1).lower().split() if len(w) >= 4]
 

@@ -109,6 +109,9 @@ class Selector:
         self._about: dict[int, str] = {}  # title and headings, normalised
         self._titles: dict[int, str] = {}
         self._passages: dict[int, str] = {}
+        self._block_tokens: dict[int, frozenset[str]] = {}
+        for unit in units:
+            self._block_tokens[unit.block] = self._block_tokens.get(unit.block, frozenset()) | unit.tokens
         for b in context.blocks:
             chunk = b.evidence.chunk
             self._headings[b.n] = unit_tokens(" ".join([chunk.title, *chunk.heading_path]))
@@ -148,9 +151,16 @@ class Selector:
                 return 1.0
             if wanted <= self._headings[unit.block]:
                 return 0.8
-            # Most of a long name ("Rodger Michell" as "Roger Michell", a title missing its subtitle) still names it.
-            share = len(wanted & (unit.tokens | self._headings[unit.block])) / len(wanted)
-            return 0.6 if len(wanted) >= 2 and share >= 0.5 else 0.0
+            # Most of a long name ("Rodger Michell" as "Roger Michell", a title missing its subtitle) still names it,
+            # if what it holds is the name's most distinctive word that the context uses, or its passage states the
+            # whole name elsewhere ("She was the second wife of James Packer" on Erica Packer's page): "the Kettle
+            # River" shares "river" with "the Bubye River" and names something else.
+            held = wanted & (unit.tokens | self._headings[unit.block])
+            if len(wanted) < 2 or len(held) < len(wanted) / 2:
+                return 0.0
+            seen = [w for w in wanted if w in self.idf]
+            distinctive = max(seen, key=lambda w: self.idf[w]) if seen else None
+            return 0.6 if distinctive in held or wanted <= self._block_tokens[unit.block] else 0.0
         key = normalize_for_match(constraint.text)
         if key and key in normalize_for_match(unit.text):
             return 1.0
@@ -245,7 +255,15 @@ def asked(part: QuestionPart, value: str) -> bool:
     answer."""
     key = normalize_for_match(POSSESSIVE.sub("", value))
     stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
-    return bool(key) and any(key in normalize_for_match(text) for text in stated)
+    if bool(key) and any(key in normalize_for_match(text) for text in stated):
+        return True
+    # The words of what is asked, in another order: "the Leader of Opposition" for "the current opposition leader"
+    # (but "Oklahoma City" answers "which city in Oklahoma": a constraint's word is no restatement).
+    words = set(tokenize_query(value)) if not has_cjk(value) else set()
+    return bool(words) and words <= set(part.target_tokens)
+
+
+_HONORIFIC = re.compile(r"\b(?:Hon|Mr|Mrs|Ms|Dr|Prof|Rev|Sen|Rep|Gov|Gen|Capt|Lt|Col|Sgt|Sir|Dame)\.?\s+$")
 
 
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
@@ -255,6 +273,8 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [v for v in found if not POSSESSIVE.search(v.text)] or found
     if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
         found = [v for v in found if looks_like_person(v.text)] or found
+        # "is Hon. Winnie Kiiza": a title before a name says it is someone's, unlike "the Shadow Cabinet".
+        found = [v for v in found if _HONORIFIC.search(unit.text, 0, v.start)] or found
     elif kind == AnswerType.ENTITY and not has_cjk(part.text):
         # "held at what sports complex": a name (the StubHub Center), not the date in the same sentence.
         named = [v for v in values(unit.text, AnswerType.PLACE) if len(v.text) >= 3 and not asked(part, v.text)]

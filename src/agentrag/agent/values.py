@@ -147,18 +147,21 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
             return sorted(found + chinese, key=lambda v: (v.start, -len(v.text)))  # Latin names: a fallback
         found += chinese
     for m in _EN_NAME.finditer(text):
-        words = m.group(0).split()
-        while words and words[0].lower() in _STARTS:
-            words = words[1:]
+        pieces = [(w.group(0), m.start() + w.start(), m.start() + w.end()) for w in re.finditer(r"\S+", m.group(0))]
+        while pieces and pieces[0][0].lower() in _STARTS:
+            pieces = pieces[1:]
+        while pieces and pieces[-1][0].lower() in _STARTS:  # "... of Parliament The current leader": a lost full stop
+            pieces = pieces[:-1]
+        words = [w for w, _, _ in pieces]
         if kind == AnswerType.PERSON and any(ch.isdigit() for w in words for ch in w):
             continue  # "AI-6 Issue", "Release 2025.02": an item or a version, not someone
         if words and not words[0][0].isdigit():
             phrase = " ".join(words)
             if _CALENDAR_WORD.fullmatch(phrase):
                 continue  # "July", "Monday": a date, not a name
-            if _DEMONYM.fullmatch(phrase) and _LOWER_NEXT.match(text, m.end()):
+            if _DEMONYM.fullmatch(phrase) and _LOWER_NEXT.match(text, pieces[-1][2]):
                 continue  # "the Bahamian island of Great Exuma": an adjective, not the place
-            found.append(Value(phrase, m.end() - len(phrase), m.end()))
+            found.append(Value(phrase, pieces[0][1], pieces[-1][2]))
     return sorted(found, key=lambda v: (v.start, -len(v.text)))
 
 

@@ -15,7 +15,7 @@ _EN_END = re.compile(rf"[.!?;][{_CLOSERS}]*(?=\s)")
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e al fig figs no nos vol vols pp ed eds approx inc ltd co "
     "corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n est dept univ gen gov col lt sgt "
-    "cf ca".split()
+    "cf ca hon rev sen rep capt cmdr adm maj pres mt ft messrs mme mlle".split()
 )
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _LETTERS_DOTS = _LETTERS | {"."}
