@@ -31,3 +31,37 @@ def test_a_name_is_not_met_by_another_name_sharing_its_generic_word(
         "What is the name of the waterfall in the country where the Tarlo River is found?",
     )
     assert answer.short_answer == "Mira Falls"
+
+
+def test_the_person_holding_the_post_in_the_country_reached_through_the_town(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Morvik is in Veldonia, so Veldonia's opposition leader: the one named after "Hon.", not the post's own
+    name restated ("Leader of Opposition"), nor the leader of another country's opposition."""
+    docs = {
+        "morvik.md": "# Morvik\n\nMorvik is a town in the Eastern Region of Veldonia. It is the main market centre of "
+        "Morvik District.\n",
+        "lop.md": "# Leader of Opposition (Veldonia)\n\nThe Leader of Opposition in Veldonia is the title given to the "
+        "elected leader of the largest party outside the government. The current Leader of Opposition is Hon. Mara "
+        "Velt of the Green Forum.\n",
+        "castrane.md": "# Leader of the Opposition (Castrane)\n\nThe current holder of the post of Leader of the "
+        "Opposition is Ivo Lind, after his party's loss in the general election.\n",
+    }
+    question = "Who is the current opposition leader in the country where Morvik is located?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Mara Velt"
+
+
+def test_a_description_of_the_answer_does_not_anchor_the_chain(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """In "the second wife of what Veldonian businessman", Lena Orsk's page is where the chain starts, though it
+    says "Veldonia's" and not "Veldonian": the word describes the businessman."""
+    docs = {
+        "lena.md": "# Lena Orsk\n\nLena Marie Orsk (née Vale; born 10 May 1977) is a singer and model. She was the "
+        "second wife of Veldonia's richest man, Piet Orsk.\n",
+        "piet.md": "# Piet Orsk\n\nPiet Arne Orsk (born 8 September 1967) is a Veldonian investor and the owner of "
+        "Orsk Media.\n",
+    }
+    (answer,) = _ask(settings, embedder, tmp_path, docs, "Lena Orsk was the second wife of what Veldonian businessman?")
+    assert answer.short_answer == "Piet Orsk"
