@@ -65,3 +65,19 @@ def test_a_description_of_the_answer_does_not_anchor_the_chain(
     }
     (answer,) = _ask(settings, embedder, tmp_path, docs, "Lena Orsk was the second wife of what Veldonian businessman?")
     assert answer.short_answer == "Piet Orsk"
+
+
+def test_the_question_asked_in_the_relative_clause_crosses_to_the_city_page(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "... located in a city that is the county seat of what county": the city is a bridge (a county seat is no
+    county), and the asking words are those of the relative clause, not the cooperative's."""
+    docs = {
+        "lindell.md": "# Lindell Housing Cooperative\n\nThe Lindell Housing Cooperative in Marwick, Veldonia, is one "
+        "of the oldest student housing cooperatives in the region. It has housed over 2000 students.\n",
+        "marwick.md": "# Marwick\n\nMarwick is the county seat and largest city of Orsa County, Veldonia, and the "
+        "home of the state university.\n",
+    }
+    question = "The Lindell Housing Cooperative is located in a city that is the county seat of what county?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Orsa County"

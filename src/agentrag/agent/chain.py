@@ -26,6 +26,7 @@ from agentrag.text.tokenize import tokenize, tokenize_query
 MAX_HOPS = 3
 RARE = 3  # a word in at most this many units of the context can link two of them
 MIN_WORD = 4
+ASKING_WORDS = 8  # how far before a question word its clause's verb may be
 NAME_LINK, WORD_LINK = 1, 2  # the cost of a hop through a shared name, and through a shared rare word only
 # The clause a nested question asks about comes before its first relative pronoun: "Who leads the team | that ...".
 _HEAD_EN = re.compile(r"^(.{3,80}?)\s+(?:that|which|who|whom|whose|where)\s", re.I)
@@ -39,6 +40,11 @@ _ANTECEDENT_EN = re.compile(
 )
 
 
+_WH_EN = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how)\b", re.I)
+_ANTECEDENT_NP = re.compile(r"\b(?:the|a|an)\s+((?:[\w'-]+\s+){0,3}[\w'-]+)$", re.I)
+_ASKING_VERB = re.compile(r"\b(?:is|was|are|were|has|have|had)\b", re.I)
+
+
 def head_clause(part: QuestionPart) -> str:
     """The words of a nested question that ask for the answer, without the description of its subject."""
     if re.search(r"[\u4e00-\u9fff]", part.text):
@@ -47,6 +53,21 @@ def head_clause(part: QuestionPart) -> str:
     m = _HEAD_EN.search(part.text)
     if not m:
         return part.text
+    if not _WH_EN.search(m.group(1)) and (wh := _WH_EN.search(part.text, m.end())):
+        # The question word comes after the relative clause's start: "X is located in a city that | is the county
+        # seat of what county", "The state where Henry Worrall died | has how many districts": it asks from the
+        # verb before the question word (ASKING_WORDS back at most), not the anchor's clause.
+        before = part.text[m.end() : wh.start()]
+        verbs = list(_ASKING_VERB.finditer(before))
+        if verbs and len(before[verbs[-1].start() :].split()) <= ASKING_WORDS:
+            clause = part.text[m.end() + verbs[-1].start() :]
+        elif len(before.split()) <= ASKING_WORDS:  # no verb of its own: "that first launched into orbit in what year"
+            clause = part.text[m.end() :]
+        else:
+            clause = part.text[wh.start() :]
+        # What the clause is said of belongs to it: "a mountain | that has an elevation of how many meters".
+        antecedent = _ANTECEDENT_NP.search(m.group(1))
+        return f"{antecedent.group(1)} {clause}" if antecedent else clause
     return _ANTECEDENT_EN.sub(r"\1", m.group(1))
 
 

@@ -8,6 +8,7 @@ best passages name but the question does not. With an LLM, the planner writes th
 
 from __future__ import annotations
 
+import math
 import re
 
 from pydantic import BaseModel, Field
@@ -235,14 +236,14 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
     # next hop sits in the sentence that says how the anchor relates to it, not in any sentence naming it.
     anchor = {t for c in analyze(question).constraints for t in _content(c.text)} & wanted
     weight = {t: 1.0 if t in anchor else RELATION_WEIGHT for t in wanted}
-    total = sum(weight.values()) or 1.0
+    total = math.fsum(weight.values()) or 1.0
     scores: dict[str, float] = {}
     names_inside = capitalised_inside([item.chunk.text for item in evidence])
     for rank, item in enumerate(evidence[:top_passages], start=1):
         title_words = {w for w in _content(item.chunk.title) if len(w) > 3}
         seen_here: set[str] = set()
         for sentence in _statements(item.chunk.text):
-            overlap = sum(weight[t] for t in wanted & _content(sentence)) / total
+            overlap = math.fsum(weight[t] for t in wanted & _content(sentence)) / total  # any hash seed: same bits
             for entity in _name_candidates(sentence, names_inside):
                 key = normalize_for_match(entity)
                 if not key or key in asked or key in seen_here or (asked and asked in key):

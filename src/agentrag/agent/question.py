@@ -265,7 +265,7 @@ def _constraints(text: str, zh: bool) -> list[Constraint]:
 # "which coach", "what retired Argentine footballer": the words naming the kind of thing asked for.
 _ASKED_KIND = re.compile(
     r"\b(?:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had|that|who|which|by|of|in|for|to|from|"
-    r"with|on|at|and)\b)[\w'-]+\s*){1,3})",
+    r"with|on|at|and)\b)[\w'-]+\s*){1,4})",
     re.I,
 )
 
@@ -290,7 +290,13 @@ def asked_head(text: str) -> str | None:
     words = asked_kind(text)
     if not words:
         return None
-    before = list(itertools.takewhile(lambda w: not (w.endswith(("ed", "ing")) or w in _PARTICIPLES), words))
+    words = [w for w in words if not w.isdigit()] or words  # "what 2003 romantic comedy": no year is a kind
+
+    def describes(i: int, w: str) -> bool:  # a participle after the kind; "Christmas-themed comedy": before it
+        participle = w.endswith(("ed", "ing")) or w in _PARTICIPLES
+        return participle and ("-" not in w or i == len(words) - 1)
+
+    before = [w for _, w in itertools.takewhile(lambda iw: not describes(*iw), enumerate(words))]
     return (before or words)[-1]
 
 

@@ -87,8 +87,9 @@ def relevance(tokens: frozenset[str], wanted: set[str], weights: dict[str, float
     if not wanted:
         return 0.0
     default = math.log(1 + len(weights) or 1)
-    total = sum(weights.get(t, default) for t in wanted)
-    return sum(weights.get(t, 0.0) for t in wanted & tokens) / total if total else 0.0
+    # fsum: the same bits whatever order the set is walked in (Python's hash seed), so ties break the same way.
+    total = math.fsum(weights.get(t, default) for t in wanted)
+    return math.fsum(weights.get(t, 0.0) for t in wanted & tokens) / total if total else 0.0
 
 
 class Selector:
@@ -159,7 +160,7 @@ class Selector:
             if len(wanted) < 2 or len(held) < len(wanted) / 2:
                 return 0.0
             seen = [w for w in wanted if w in self.idf]
-            distinctive = max(seen, key=lambda w: self.idf[w]) if seen else None
+            distinctive = max(sorted(seen), key=lambda w: self.idf[w]) if seen else None
             return 0.6 if distinctive in held or wanted <= self._block_tokens[unit.block] else 0.0
         key = normalize_for_match(constraint.text)
         if key and key in normalize_for_match(unit.text):
@@ -192,9 +193,9 @@ class Selector:
             return 1.0
         # Weighted by rarity: "住宿" says what "出差住宿标准" asks about, "出差" and "标准" are said of everything.
         weight = {t: self.idf.get(t, self._unseen) for t in wanted}
-        inside = sum(weight[t] for t in wanted & unit.tokens)
-        around = sum(weight[t] for t in (wanted - unit.tokens) & self._headings[unit.block])
-        return (inside + 0.5 * around) / sum(weight.values())
+        inside = math.fsum(weight[t] for t in wanted & unit.tokens)
+        around = math.fsum(weight[t] for t in (wanted - unit.tokens) & self._headings[unit.block])
+        return (inside + 0.5 * around) / math.fsum(weight.values())
 
     def relevance(self, unit: Unit, wanted: set[str]) -> float:
         """The unit's share of the wanted words; its headings count half (a table row means little without them)."""

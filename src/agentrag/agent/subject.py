@@ -39,6 +39,11 @@ _DESCRIPTION_END = re.compile(
 )
 
 
+_CONJUNCTS = re.compile(r",\s*|\s+(?:and|or)\s+")
+# Nouns that name a medium after the kind of thing it is: "romantic comedy film", "drama series".
+_MEDIUM = frozenset("film films movie series show programme program novel book game album song single".split())
+
+
 class Subject(NamedTuple):
     best: Scored
     chain: list[Unit]
@@ -64,7 +69,18 @@ def is_what_was_asked(part: QuestionPart, passage: str) -> bool:
     head = asked_head(part.text)
     if head:
         said = _description(lead)
-        return bool(re.search(rf"\b{re.escape(head)}", said if said is not None else lead, re.I))
+        if said is None:
+            return bool(re.search(rf"\b{re.escape(head)}", lead, re.I))
+        # The kind heads the description (or one of its conjuncts): "an American actor and comedian" is an actor,
+        # "the county seat of Alachua County" is no county.
+        for conjunct in _CONJUNCTS.split(said):
+            words = [w.lower() for w in re.findall(r"[\w'-]+", conjunct)]
+            while words:
+                if words[-1].startswith(head.lower()):
+                    return True
+                if words.pop() not in _MEDIUM:  # "a romantic drama film" is a drama (and a film)
+                    break
+        return False
     if part.answer_type == AnswerType.PERSON:
         return bool(_PERSON_PAGE.search(lead))
     return False
