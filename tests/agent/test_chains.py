@@ -81,3 +81,12 @@ def test_the_question_asked_in_the_relative_clause_crosses_to_the_city_page(
     question = "The Lindell Housing Cooperative is located in a city that is the county seat of what county?"
     (answer,) = _ask(settings, embedder, tmp_path, docs, question)
     assert answer.short_answer == "Orsa County"
+
+
+def test_a_name_with_a_quoted_nickname_is_given_whole(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    docs = {
+        "needle.md": "# The Quiet Needle\n\nThe Quiet Needle is a 1970 Veldonian comedy film. It stars Ivo Samuel "
+        '"Bear" Renn as a New York City tailor who loses his shop.\n',
+    }
+    (answer,) = _ask(settings, embedder, tmp_path, docs, "Who played a New York City tailor in The Quiet Needle?")
+    assert answer.short_answer == 'Ivo Samuel "Bear" Renn'

@@ -71,7 +71,10 @@ _DATE = re.compile(
 )
 _NAME_WORD = r"(?:[A-Z]\.|[A-Z][\w'’&-]*)"
 _CALENDAR_WORD = re.compile(rf"{_MONTHS}|{_WEEKDAYS}")
-_EN_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&)?\s*{_NAME_WORD})*")
+# A quoted nickname inside a name stays in it: Samuel Joel "Zero" Mostel.
+_EN_NAME = re.compile(
+    rf"{_NAME_WORD}(?:\s+(?:of|the|de|la|von|van|der|du|da|y|&)?\s*{_NAME_WORD}|\s+[\"“]{_NAME_WORD}[\"”](?=\s+[A-Z]))*"
+)
 _TEAM_EN = re.compile(r"(?:the\s)?(?:[A-Z][\w&-]*\s){1,3}(?:team|group|department|division|committee)\b")
 _TEAM_ZH = re.compile(rf"[{CJK_RANGES}A-Za-z]{{2,8}}(?:组|团队|部门|部|委员会|小组)")
 _NOT_IN_NAME = "的是在于和与及等将即曾也为被所从对创任说由"  # particles and verbs that end or precede a name
