@@ -13,7 +13,8 @@ import json
 import sqlite3
 import threading
 import time
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,7 @@ class SQLiteStore:
         self._settings = settings or StoreSettings()
         one_blas_thread()  # dense scans are small products: see agentrag.threads
         self._lock = threading.RLock()
+        self._pinned = threading.local()  # `generation`: the one `searching` read for this thread's search
         try:
             self._con = connect(self.path, self._settings)
         except sqlite3.DatabaseError as exc:
@@ -66,7 +68,12 @@ class SQLiteStore:
                 raise unreadable(exc, self.path) from exc
             raise
         self._derived = DerivedIndexes(
-            self._con, self.path.parent, self._settings.ann_threshold, self._write, self._settings.ann_ef_search
+            self._con,
+            self.path.parent,
+            self._settings.ann_threshold,
+            self._write,
+            self._settings.ann_ef_search,
+            self._generation,
         )
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
@@ -74,7 +81,7 @@ class SQLiteStore:
         self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
-        self._fingerprints = Fingerprints(self._con)
+        self._fingerprints = Fingerprints(self._con, self._generation)
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -95,6 +102,30 @@ class SQLiteStore:
     def generation(self) -> int:
         with self._lock:
             return read_generation(self._con)
+
+    @contextmanager
+    def searching(self) -> Iterator[int]:
+        """One search's steps (its channels, the fingerprints, the chunks) in this thread take the generation read
+        once at its start, where each step read it again (a SQLite round trip each, five per hybrid search). A write
+        committed meanwhile, here or in another process, is seen by the next search, as one committed just after
+        this search would be; the derived indexes catch up from the change log then, as always."""
+        held = getattr(self._pinned, "generation", None)
+        if held is not None:  # nested: the outer search's
+            yield held
+            return
+        generation = self.generation
+        self._pinned.generation = generation
+        try:
+            yield generation
+        finally:
+            self._pinned.generation = None
+
+    def _generation(self, con: sqlite3.Connection, have: int) -> int:
+        """The generation for a derived index (or memory) at `have` to be brought to: `have` itself when this
+        thread's search read that one (no round trip), else the database's, read on `con`. So a search never takes
+        an index back to the older generation it read at its start when another thread has moved it on."""
+        held = getattr(self._pinned, "generation", None)
+        return have if held is not None and held == have else read_generation(con)
 
     def bind_embedder(self, name: str, dim: int) -> None:
         with self._lock:
@@ -305,7 +336,7 @@ class SQLiteStore:
         terms = query_terms(tokens) if self._text_index is not None else None
         if terms is not None and self._text_index is not None:
             with self._read_lock:
-                index = self._text_index.index(self._read_con)
+                index = self._text_index.index(self._read_con, self._generation)
                 allowed = allowed_keys(self._read_con, flt)
             if allowed is not None and len(allowed) == 0:
                 return []
