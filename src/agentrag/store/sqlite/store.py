@@ -23,7 +23,7 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
-from agentrag.store.sqlite.chunks import CHUNK_SQL, chunk_from_row
+from agentrag.store.sqlite.chunks import CHUNK_SQL, ChunkReader, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
@@ -82,6 +82,7 @@ class SQLiteStore:
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
         self._fingerprints = Fingerprints(self._con, self._generation)
+        self._chunks = ChunkReader(self._con)
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -380,8 +381,7 @@ class SQLiteStore:
         if not keys:
             return {}
         with self._lock:
-            rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.key IN ({','.join('?' * len(keys))})", keys).fetchall()
-        return {int(r[0]): self._chunk(r) for r in rows}
+            return self._chunks.by_key(keys)
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:
         by_key = self.get_chunks_by_key(keys)
