@@ -299,12 +299,12 @@ class Retriever:
         rerank_scores: dict[int, float],
     ) -> list[Hit]:
         """The hits of the fused top, each with its rank and score in every channel that found it."""
-        wanted = {key for key, _ in top}
-        found: dict[int, dict[str, ChannelScore]] = {key: {} for key in wanted}
+        found: dict[int, dict[str, ChannelScore]] = {key: {} for key, _ in top}
         for name, results in per_channel.items():
             for rank, (key, score) in enumerate(results, start=1):
-                if key in wanted:
-                    found[key][name] = trusted(ChannelScore, {"rank": rank, "score": float(score)})
+                scores = found.get(key)  # one lookup per channel entry: most are not in the top
+                if scores is not None:
+                    scores[name] = trusted(ChannelScore, {"rank": rank, "score": float(score)})
         hits: list[Hit] = []
         for key, score in top:
             chunk = chunks.get(key)
