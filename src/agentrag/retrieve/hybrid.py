@@ -182,9 +182,16 @@ class Retriever:
         keys = [key for key, _ in first_pass[: self.settings.feedback_docs]]
         if not keys:
             return []
-        centroid = self.store.get_vectors(keys).mean(axis=0)
+        rows = self.store.get_vectors(keys)
+        # What `rows.mean(axis=0)` and `np.linalg.norm` compute, bit for bit, without their Python wrappers: the sum
+        # divided in place by an intp count (as numpy's _mean does), and the square root of the dot product.
+        if len(rows) == 0:  # deleted since the first pass: as before, numpy's mean of no rows
+            centroid = rows.mean(axis=0)
+        else:
+            centroid = np.add.reduce(rows, axis=0)
+            np.true_divide(centroid, np.intp(len(rows)), out=centroid, casting="unsafe")
         moved = vector + self.settings.feedback_weight * centroid
-        norm = float(np.linalg.norm(moved))
+        norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
         return self.store.search_dense((moved / norm).astype(np.float32), depth, flt)
