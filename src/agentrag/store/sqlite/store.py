@@ -13,8 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.fingerprints import Fingerprints
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
+from agentrag.store.sqlite.pins import SearchGeneration
 from agentrag.store.sqlite.schema import (
     count_chunks,
     needs_prepare,
@@ -51,7 +51,8 @@ class SQLiteStore:
         self._settings = settings or StoreSettings()
         one_blas_thread()  # dense scans are small products: see agentrag.threads
         self._lock = threading.RLock()
-        self._pinned = threading.local()  # `generation`: the one `searching` read for this thread's search
+        self._pins = SearchGeneration(lambda: self.generation)
+        self._generation = self._pins.current
         try:
             self._con = connect(self.path, self._settings)
         except sqlite3.DatabaseError as exc:
@@ -104,29 +105,9 @@ class SQLiteStore:
         with self._lock:
             return read_generation(self._con)
 
-    @contextmanager
-    def searching(self) -> Iterator[int]:
-        """One search's steps (its channels, the fingerprints, the chunks) in this thread take the generation read
-        once at its start, where each step read it again (a SQLite round trip each, five per hybrid search). A write
-        committed meanwhile, here or in another process, is seen by the next search, as one committed just after
-        this search would be; the derived indexes catch up from the change log then, as always."""
-        held = getattr(self._pinned, "generation", None)
-        if held is not None:  # nested: the outer search's
-            yield held
-            return
-        generation = self.generation
-        self._pinned.generation = generation
-        try:
-            yield generation
-        finally:
-            self._pinned.generation = None
-
-    def _generation(self, con: sqlite3.Connection, have: int) -> int:
-        """The generation for a derived index (or memory) at `have` to be brought to: `have` itself when this
-        thread's search read that one (no round trip), else the database's, read on `con`. So a search never takes
-        an index back to the older generation it read at its start when another thread has moved it on."""
-        held = getattr(self._pinned, "generation", None)
-        return have if held is not None and held == have else read_generation(con)
+    def searching(self) -> AbstractContextManager[int]:
+        """One search's steps in this thread take the generation read once at its start: see `pins`."""
+        return self._pins.searching()
 
     def bind_embedder(self, name: str, dim: int) -> None:
         with self._lock:
