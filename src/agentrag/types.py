@@ -282,7 +282,8 @@ class Answer(BaseModel):
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
-# BaseModel's slots, set through their descriptors: half the time of object.__setattr__ by name.
+# BaseModel's slots (and its `__dict__`), set through their descriptors: half the time of object.__setattr__ by name.
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__
 _SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -294,7 +295,7 @@ def trusted(cls: type[_Model], values: dict[str, Any]) -> _Model:
     without model_construct's walk over every field and its aliases, which was a fifth of a hybrid search.
     Only for the models here with no validators, private attributes or `model_post_init`."""
     model = object.__new__(cls)
-    object.__setattr__(model, "__dict__", values)
+    _SET_DICT(model, values)
     _SET_FIELDS(model, set(values))
     _SET_EXTRA(model, None)
     _SET_PRIVATE(model, None)

@@ -69,3 +69,21 @@ def test_score_fusion_over_arrays_equals_the_loop_bit_for_bit() -> None:
         weights = {"bm25": 0.4, "dense": 0.3, "feedback": 0.3}
         assert score_fusion(channels, weights) == _loop_fusion(channels, weights)
     assert score_fusion({"bm25": [], "dense": []}, weights) == []
+
+
+def test_a_limit_gives_the_first_of_the_full_order() -> None:
+    import random
+
+    rng = random.Random(11)
+    for _ in range(200):
+        channels = {
+            name: sorted(
+                [(key, rng.choice([rng.random(), 0.5])) for key in rng.sample(range(60), rng.randint(0, 30))],
+                key=lambda kv: -kv[1],
+            )
+            for name in ("bm25", "dense", "feedback")
+        }
+        weights = {"bm25": 0.4, "dense": 0.3, "feedback": 0.3}
+        for limit in (0, 1, 2, 5, 100):
+            assert score_fusion(channels, weights, limit) == score_fusion(channels, weights)[:limit]
+            assert rrf(channels, weights, 60, limit) == rrf(channels, weights, 60)[:limit]

@@ -200,3 +200,21 @@ def test_an_index_saved_in_the_old_format_is_rebuilt(tmp_path: Path) -> None:
     assert json.loads((saved / "meta.json").read_text())["format"] == "agentrag-bm25/2"
     assert (saved / "bounds.npy").exists()
     again.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scoring_every_posting_in_one_pass_gives_the_same_bits(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_search, "PRUNE_MIN", 10**9)  # every segment scored exhaustively, in one pass
+    rng = random.Random(200 + seed)
+    words, weights = zipf_words(rng.choice([60, 500]))
+    keys = list(range(1, 3001))
+    main = Segment.build(rows_of(rng, keys, words, weights))
+    live = ~np.isin(main.keys, sorted(rng.sample(keys, 200)))
+    recent = Segment.build(rows_of(rng, [4000 + n for n in range(50)], words, weights))
+    for segments, masks in (([main], [None]), ([main, recent], [live, None])):
+        index, unpruned = Bm25Index(segments, masks), Unpruned(segments, masks)
+        for _ in range(80):
+            tokens = query(rng, words, weights)
+            k = rng.choice([1, 10, 50, 100_000])
+            tw = rng.choice([2.0, 1.0, 0.0, 3.5])
+            assert index.search(tokens, k, tw) == unpruned.search(tokens, k, tw), (tokens, k, tw)

@@ -183,3 +183,23 @@ def test_filters_still_return_k_hits(tmp_path: Path) -> None:
     assert len(got) == 10
     assert all(int(c.doc_id[1:]) % 2 == 0 for c in got)
     assert len(dense_keys(store, unit(100), 60, flt)) == 60
+
+
+def test_threads_picking_rows_at_once_get_what_each_would_alone() -> None:
+    import threading
+
+    matrix = e5_like(3000, 32, seed=9)
+    codes = Int8Codes.build(matrix)
+    queries = [matrix[i] for i in range(0, 3000, 50)]
+    alone = [codes.candidates(q, 10).tolist() for q in queries]
+    together: dict[int, list[list[int]]] = {}
+
+    def pick(n: int) -> None:
+        together[n] = [codes.candidates(q, 10).tolist() for q in queries for _ in range(3)][::3]
+
+    threads = [threading.Thread(target=pick, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(found == alone for found in together.values())

@@ -12,8 +12,8 @@ import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -160,7 +160,8 @@ class Retriever:
                 out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out[Ranking.DENSE] = dense
         if channel == Channel.HYBRID and self.settings.feedback_docs > 0:
-            feedback = self._feedback(vector, self.fuse(out), depth, flt)
+            # Only the best few of the first pass are folded in: the rest of its order is never needed.
+            feedback = self._feedback(vector, self.fuse(out, self.settings.feedback_docs), depth, flt)
             if feedback:
                 out[Ranking.FEEDBACK] = feedback
         return out
@@ -181,26 +182,34 @@ class Retriever:
         keys = [key for key, _ in first_pass[: self.settings.feedback_docs]]
         if not keys:
             return []
-        centroid = self.store.get_vectors(keys).mean(axis=0)
+        rows = self.store.get_vectors(keys)
+        # What `rows.mean(axis=0)` and `np.linalg.norm` compute, bit for bit, without their Python wrappers: the sum
+        # divided in place by an intp count (as numpy's _mean does), and the square root of the dot product.
+        if len(rows) == 0:  # deleted since the first pass: as before, numpy's mean of no rows
+            centroid = rows.mean(axis=0)
+        else:
+            centroid = np.add.reduce(rows, axis=0)
+            np.true_divide(centroid, np.intp(len(rows)), out=centroid, casting="unsafe")
         moved = vector + self.settings.feedback_weight * centroid
-        norm = float(np.linalg.norm(moved))
+        norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
         return self.store.search_dense((moved / norm).astype(np.float32), depth, flt)
 
-    def fuse(self, channels: dict[str, ChannelResult]) -> list[tuple[int, float]]:
+    def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:
+        """The channels fused, best first; with `limit`, only the first `limit` of that order."""
         if len(channels) == 1:
-            return list(next(iter(channels.values())))
+            return list(next(iter(channels.values())))[:limit]
         s = self.settings
         if s.fusion == "rrf":
-            return rrf(channels, {}, s.rrf_k)
+            return rrf(channels, {}, s.rrf_k, limit)
         # The dense share is split between the plain query and its feedback variant when both are present.
         dense_parts = [name for name in (Ranking.DENSE, Ranking.FEEDBACK) if name in channels]
         weights: dict[str, float] = {name: s.dense_weight / len(dense_parts) for name in dense_parts}
         weights[Ranking.BM25] = 1.0 - s.dense_weight
         if s.fusion == "weighted_rrf":
-            return rrf(channels, weights, s.rrf_k)
-        return score_fusion(channels, weights)
+            return rrf(channels, weights, s.rrf_k, limit)
+        return score_fusion(channels, weights, limit)
 
     def search(
         self,
@@ -212,26 +221,33 @@ class Retriever:
     ) -> list[Hit]:
         k = k or self.settings.top_k
         channel = channel or self.settings.channel
-        key = None
-        if self.cache is not None:
-            key = cache_key(
-                "search",
-                self.namespace,
-                self.store.generation,
-                query,
-                k,
-                channel,
-                flt.model_dump(mode="json") if flt else None,
-                self.settings.model_dump(),
-                self.reranker.name if self.reranker else None,
-            )
-            cached = self.cache.get(key)
-            if cached is not None:
-                return self._hits_from_cache(cached)
-        hits = self._search(query, k, channel, flt, query_vector)
+        with self._searching() as generation:  # read once for every step of this search
+            key = None
+            if self.cache is not None:
+                key = cache_key(
+                    "search",
+                    self.namespace,
+                    self.store.generation if generation is None else generation,
+                    query,
+                    k,
+                    channel,
+                    flt.model_dump(mode="json") if flt else None,
+                    self.settings.model_dump(),
+                    self.reranker.name if self.reranker else None,
+                )
+                cached = self.cache.get(key)
+                if cached is not None:
+                    return self._hits_from_cache(cached)
+            hits = self._search(query, k, channel, flt, query_vector)
         if self.cache is not None and key is not None:
             self.cache.set(key, json.dumps([self._hit_record(h) for h in hits]).encode())
         return hits
+
+    def _searching(self) -> AbstractContextManager[int | None]:
+        """The store's `searching`; a store without one (written before it, a test's stand-in) yields None and
+        reads the generation at each step."""
+        searching = getattr(self.store, "searching", None)
+        return nullcontext(None) if searching is None else cast("AbstractContextManager[int | None]", searching())
 
     @staticmethod
     def _hit_record(hit: Hit) -> list[Any]:
@@ -290,12 +306,12 @@ class Retriever:
         rerank_scores: dict[int, float],
     ) -> list[Hit]:
         """The hits of the fused top, each with its rank and score in every channel that found it."""
-        wanted = {key for key, _ in top}
-        found: dict[int, dict[str, ChannelScore]] = {key: {} for key in wanted}
+        found: dict[int, dict[str, ChannelScore]] = {key: {} for key, _ in top}
         for name, results in per_channel.items():
             for rank, (key, score) in enumerate(results, start=1):
-                if key in wanted:
-                    found[key][name] = trusted(ChannelScore, {"rank": rank, "score": float(score)})
+                scores = found.get(key)  # one lookup per channel entry: most are not in the top
+                if scores is not None:
+                    scores[name] = trusted(ChannelScore, {"rank": rank, "score": float(score)})
         hits: list[Hit] = []
         for key, score in top:
             chunk = chunks.get(key)

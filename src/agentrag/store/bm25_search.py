@@ -92,9 +92,8 @@ class Bm25Index:
         all_scores: list[Floats] = []
         theta = 0.0
         sizes = [sum(t.spans[i][2] - t.spans[i][1] for t in terms) for i in range(len(self.segments))]
-        for i in sorted(range(len(self.segments)), key=lambda i: sizes[i]):  # small first: they seed theta
-            if sizes[i] == 0:
-                continue
+        order = [i for i in sorted(range(len(self.segments)), key=lambda i: sizes[i]) if sizes[i]]
+        for i in order:  # small first: they seed theta
             if sizes[i] < PRUNE_MIN or title_weight < 0:
                 rows, scores = self._exhaustive(i, terms, title_weight)
             else:
@@ -105,9 +104,12 @@ class Bm25Index:
                 keys, scores = keys[keep], scores[keep]
             all_keys.append(keys)
             all_scores.append(scores)
-            theta = max(theta, _kth(scores, k))
+            if i != order[-1]:  # theta only prunes the segments still to come
+                theta = max(theta, _kth(scores, k))
         if not all_keys:
             return []
+        if len(all_keys) == 1:
+            return _cut(all_keys[0], all_scores[0], k)
         return _cut(np.concatenate(all_keys), np.concatenate(all_scores), k)
 
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
@@ -167,8 +169,28 @@ class Bm25Index:
         return found, term.weight * f * (K1 + 1) / (f + self._norms[i][rows[found]])
 
     def _exhaustive(self, i: int, terms: list[QueryTerm], title_weight: float) -> tuple[Rows, Floats]:
-        parts = [self._score(i, t, title_weight) for t in terms if t.spans[i][2] > t.spans[i][1]]
-        return _sum(parts, len(self.segments[i]))
+        """Every term's postings in one pass: each posting's contribution by the same float64 operations as
+        `_score` (the term's weight repeated per posting), in term order, so `_sum` adds exactly what it added
+        term by term (a pass per term was a dozen numpy calls on small arrays each)."""
+        spans = [t.spans[i] for t in terms if t.spans[i][2] > t.spans[i][1]]
+        # With a positive title weight every contribution is positive (weights and f are), so a row's sum is
+        # nonzero exactly where it has a posting.
+        positive = title_weight > 0
+        if len(spans) < 2:
+            parts = [self._score(i, t, title_weight) for t in terms if t.spans[i][2] > t.spans[i][1]]
+            return _sum(parts, len(self.segments[i]), positive)
+        segment = self.segments[i]
+        rows = np.concatenate([segment.rows[lo:hi] for _, lo, hi in spans])
+        tt = np.concatenate([segment.tf_title[lo:hi] for _, lo, hi in spans])
+        tb = np.concatenate([segment.tf_body[lo:hi] for _, lo, hi in spans])
+        present = [t.weight for t in terms if t.spans[i][2] > t.spans[i][1]]
+        weights = np.repeat(np.asarray(present, dtype=np.float64), [hi - lo for _, lo, hi in spans])
+        mask = self.masks[i]
+        if mask is not None:
+            live = mask[rows]
+            rows, tt, tb, weights = rows[live], tt[live], tb[live], weights[live]
+        f = title_weight * tt + tb.astype(np.float64)
+        return _sum([(rows, weights * f * (K1 + 1) / (f + self._norms[i][rows]))], len(segment), positive)
 
     def _bound(self, i: int, term: QueryTerm, title_weight: float) -> float:
         """An upper bound of the term's contribution to any row of segment i."""
@@ -250,17 +272,18 @@ class Bm25Index:
         return rows, scores
 
 
-def _sum(parts: list[tuple[Rows, Floats]], size: int) -> tuple[Rows, Floats]:
-    """Distinct rows (ascending) of the parts and the sum of their contributions, added in parts order."""
+def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) -> tuple[Rows, Floats]:
+    """Distinct rows (ascending) of the parts and the sum of their contributions, added in parts order.
+    `positive`: every contribution is above 0, so the rows with a nonzero sum are the rows posted."""
     if not parts:
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
-    rows = np.concatenate([r for r, _ in parts])
-    contrib = np.concatenate([c for _, c in parts])
+    rows = np.concatenate([r for r, _ in parts]) if len(parts) > 1 else parts[0][0]
+    contrib = np.concatenate([c for _, c in parts]) if len(parts) > 1 else parts[0][1]
     if len(rows) * 16 < size:  # few postings: sum per distinct row without a corpus-sized array
         distinct, inverse = np.unique(rows, return_inverse=True)
         return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
     sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
-    hit = np.flatnonzero(np.bincount(rows, minlength=size)).astype(np.int32)
+    hit = np.flatnonzero(sums if positive else np.bincount(rows, minlength=size)).astype(np.int32)
     return hit, sums[hit]
 
 

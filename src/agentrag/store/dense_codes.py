@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
 
@@ -65,6 +66,8 @@ class Int8Codes:
         self.error = error  # (rows,) an upper bound of |vector - mean - scale * code|
         self.norm = norm  # (rows,) |scale * code|
         self.codes = codes  # (rows, dim)
+        self._work: Matrix | None = None  # (2, rows) float32 buffers of `candidates`, made on its first call
+        self._busy = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.scale)
@@ -138,18 +141,37 @@ class Int8Codes:
         if top == 0.0:  # a zero query scores every row 0: all rows tie, the exact scan decides
             rows = np.arange(len(self), dtype=np.intp)
             return rows if alive is None else rows[alive]
+        if self._busy.acquire(blocking=False):  # the buffers of this object, else (another thread in) fresh ones
+            try:
+                return self._candidates(query, k, alive, top, self._buffers())
+            finally:
+                self._busy.release()
+        return self._candidates(query, k, alive, top, np.empty((2, len(self)), dtype=np.float32))
+
+    def _buffers(self) -> Matrix:
+        if self._work is None:
+            self._work = np.empty((2, len(self)), dtype=np.float32)
+        return self._work
+
+    def _candidates(
+        self, query: Matrix, k: int, alive: npt.NDArray[np.bool_] | None, top: float, work: Matrix
+    ) -> npt.NDArray[np.intp]:
+        """The float32 operations of each row in the same order as ever, into reused buffers: a pass over 10k
+        rows costs about as much as allocating its output."""
         step = top / 127
-        q8 = np.clip(np.rint(query / step), -127, 127).astype(np.int8)
-        rest = float(np.linalg.norm(query - q8.astype(np.float32) * step))
-        dots = simsimd.cdist(q8[None, :], self.codes, metric="dot", threads=1, out_dtype="float32")
-        approx = self.scale * np.float32(step)
-        approx *= np.asarray(dots)[0]
+        # |query / step| is at most top / step, 127 to within an ulp, so rint stays in [-127, 127]: no clip.
+        q8 = np.rint(query / step).astype(np.int8)
+        residual = query - q8.astype(np.float32) * step
+        rest = float(np.sqrt(residual.dot(residual)))  # np.linalg.norm of a 1-d float32 array, bit for bit
+        bound, low = work[0], work[1]
+        # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
+        approx = np.asarray(simsimd.cdist(q8[None, :], self.codes, metric="dot", threads=1, out_dtype="float32"))[0]
+        approx *= np.multiply(self.scale, np.float32(step), out=low)  # dot * (scale * step), as before, in place
         # |q . (x - mean) - approx| <= |q| * error + |q - step * q8| * |scale * code|; <q, mean> is common to all rows.
-        # (In place, on buffers of this call: each pass over the rows costs about as much as its arithmetic.)
-        bound = np.multiply(self.error, np.float32(np.linalg.norm(query)))
-        bound += self.norm * np.float32(rest)
+        np.multiply(self.error, np.float32(np.sqrt(query.dot(query))), out=bound)
+        bound += np.multiply(self.norm, np.float32(rest), out=low)
         bound += np.float32(_MARGIN)
-        low = approx - bound
+        np.subtract(approx, bound, out=low)
         high = np.add(approx, bound, out=bound)
         if alive is not None:
             low[~alive] = -np.inf
@@ -158,8 +180,8 @@ class Int8Codes:
                 return np.flatnonzero(alive)
         if k >= len(low):
             return np.flatnonzero(high > -np.inf)
-        kth_low = np.partition(low, len(low) - k)[len(low) - k]
-        return np.flatnonzero(high >= kth_low)
+        low.partition(len(low) - k)  # in place: the k-th best lower bound lands at its sorted position
+        return np.flatnonzero(high >= low[len(low) - k])
 
 
 def _quantise(part: Matrix, mean: Matrix) -> tuple[Matrix, Matrix, Matrix, npt.NDArray[np.int8]]:

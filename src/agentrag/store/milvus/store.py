@@ -93,6 +93,9 @@ class MilvusStore:
     def generation(self) -> int:
         return self._registry.generation
 
+    def searching(self) -> AbstractContextManager[int]:
+        return nullcontext(self.generation)
+
     def _count_chunks(self) -> int:
         if self._dim is None:
             return 0

@@ -27,6 +27,8 @@ _NAMES = {"exact": "dense", "ann": "ANN"}
 _REPLAY_MIN = 2000  # changes replayed at each open before the saved file is rewritten
 _HIDDEN_MAX = 500  # chunks removed from a viewed HNSW graph: each search reads this much deeper
 WriteTransaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
+# (connection, the generation a derived index is at) -> the generation to bring it to: see `SQLiteStore._generation`
+Generation = Callable[[sqlite3.Connection, int], int]
 
 
 class DerivedIndexes:
@@ -40,8 +42,10 @@ class DerivedIndexes:
         ann_threshold: int,
         write: WriteTransaction,
         ef_search: int = EF_SEARCH,
+        generation: Generation = lambda con, have: read_generation(con),
     ) -> None:
         self._con = con
+        self._generation = generation  # the store's: the generation its current search holds, else the database's
         self._directory = directory
         self._ann_threshold = ann_threshold
         self._ef = ef_search
@@ -81,7 +85,7 @@ class DerivedIndexes:
     def dense(self) -> DenseIndex:
         """The dense index, brought up to the database's generation: the in-memory one caught up from the change
         log, else the newest saved file opened (mapped) and caught up, else one built from the vectors table."""
-        generation = read_generation(self._con)
+        generation = self._generation(self._con, self._dense_generation)
         if self._dense is not None and self._dense_generation == generation:
             return self._dense
         dim = self.dim or int(read_meta(self._con, "dim") or 384)

@@ -8,6 +8,7 @@ chunks' rows), so the only stale entry is a deleted key's: the memory is emptied
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from agentrag.store.sqlite.schema import read_generation
 
@@ -17,13 +18,16 @@ _MAX = 200_000  # entries (about 30 MB); past it the memory starts again empty
 class Fingerprints:
     """Callers hold the store's lock (the connection is the store's)."""
 
-    def __init__(self, con: sqlite3.Connection) -> None:
+    def __init__(
+        self, con: sqlite3.Connection, generation: Callable[[sqlite3.Connection, int], int] | None = None
+    ) -> None:
         self._con = con
+        self._generation_of = generation or (lambda con, have: read_generation(con))  # see `SQLiteStore._generation`
         self._known: dict[int, str] = {}
         self._generation = -1
 
     def get(self, keys: list[int]) -> dict[int, str]:
-        generation = read_generation(self._con)
+        generation = self._generation_of(self._con, self._generation)
         if generation != self._generation:
             self._known.clear()
             self._generation = generation

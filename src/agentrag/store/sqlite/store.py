@@ -22,12 +22,13 @@ import numpy.typing as npt
 from agentrag.errors import EmbedderMismatchError
 from agentrag.settings import StoreSettings
 from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, DocumentState, IndexedChunk, StoreStats
-from agentrag.store.sqlite.chunks import CHUNK_SQL, chunk_from_row
+from agentrag.store.sqlite.chunks import CHUNK_SQL, ChunkReader, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
 from agentrag.store.sqlite.fingerprints import Fingerprints
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
+from agentrag.store.sqlite.pins import SearchGeneration
 from agentrag.store.sqlite.schema import (
     count_chunks,
     needs_prepare,
@@ -50,6 +51,8 @@ class SQLiteStore:
         self._settings = settings or StoreSettings()
         one_blas_thread()  # dense scans are small products: see agentrag.threads
         self._lock = threading.RLock()
+        self._pins = SearchGeneration(lambda: self.generation)
+        self._generation = self._pins.current
         try:
             self._con = connect(self.path, self._settings)
         except sqlite3.DatabaseError as exc:
@@ -66,7 +69,12 @@ class SQLiteStore:
                 raise unreadable(exc, self.path) from exc
             raise
         self._derived = DerivedIndexes(
-            self._con, self.path.parent, self._settings.ann_threshold, self._write, self._settings.ann_ef_search
+            self._con,
+            self.path.parent,
+            self._settings.ann_threshold,
+            self._write,
+            self._settings.ann_ef_search,
+            self._generation,
         )
         # BM25 reads on a connection of their own, so FTS5 ranking can run in one thread while another scans
         # the dense index under `_lock`; in WAL mode it reads the last committed state, never a half-written
@@ -74,7 +82,8 @@ class SQLiteStore:
         self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
-        self._fingerprints = Fingerprints(self._con)
+        self._fingerprints = Fingerprints(self._con, self._generation)
+        self._chunks = ChunkReader(self._con)
 
     # ------------------------------------------------------------------ transactions and meta
 
@@ -95,6 +104,10 @@ class SQLiteStore:
     def generation(self) -> int:
         with self._lock:
             return read_generation(self._con)
+
+    def searching(self) -> AbstractContextManager[int]:
+        """One search's steps in this thread take the generation read once at its start: see `pins`."""
+        return self._pins.searching()
 
     def bind_embedder(self, name: str, dim: int) -> None:
         with self._lock:
@@ -305,7 +318,7 @@ class SQLiteStore:
         terms = query_terms(tokens) if self._text_index is not None else None
         if terms is not None and self._text_index is not None:
             with self._read_lock:
-                index = self._text_index.index(self._read_con)
+                index = self._text_index.index(self._read_con, self._generation)
                 allowed = allowed_keys(self._read_con, flt)
             if allowed is not None and len(allowed) == 0:
                 return []
@@ -349,8 +362,7 @@ class SQLiteStore:
         if not keys:
             return {}
         with self._lock:
-            rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.key IN ({','.join('?' * len(keys))})", keys).fetchall()
-        return {int(r[0]): self._chunk(r) for r in rows}
+            return self._chunks.by_key(keys)
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:
         by_key = self.get_chunks_by_key(keys)

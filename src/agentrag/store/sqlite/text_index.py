@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,12 @@ class TextIndex:
     def _path(self, generation: int) -> Path:
         return self._directory / f"{_PREFIX}{generation}"
 
-    def index(self, con: sqlite3.Connection) -> Bm25Index:
-        """The index at the database's current generation."""
-        generation = read_generation(con)
+    def index(
+        self, con: sqlite3.Connection, current: Callable[[sqlite3.Connection, int], int] | None = None
+    ) -> Bm25Index:
+        """The index at the database's current generation (`current`: the store's way to get it, given the one
+        this index is at; see `SQLiteStore._generation`)."""
+        generation = read_generation(con) if current is None else current(con, self._generation)
         if self._index is not None and self._generation == generation:
             return self._index
         if self._main is None or self._main_generation > generation:

@@ -1,0 +1,116 @@
+"""What one search reads from the database: the generation once (`Store.searching`), and the chunks' document
+fields from memory while the generation stands; and every write, by this store or another process's, is still
+seen by the next search."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from agentrag.retrieve.hybrid import Retriever
+from agentrag.settings import RetrievalSettings
+from agentrag.store.sqlite import SQLiteStore
+from agentrag.types import Document
+from agentrag.vocab import Channel
+from tests.store.test_dense_files import open_store
+from tests.store.test_sqlite import put, unit
+
+
+@contextmanager
+def both_connections(store: SQLiteStore) -> Iterator[list[str]]:
+    """Every statement the store runs, on its connection and on the one BM25 reads through."""
+    seen: list[str] = []
+    for con in (store._con, store._read_con):
+        con.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        for con in (store._con, store._read_con):
+            con.set_trace_callback(None)
+
+
+def generation_reads(seen: list[str]) -> int:
+    return sum("key='generation'" in s and s.lstrip().upper().startswith("SELECT") for s in seen)
+
+
+class _Vectors:
+    """An embedder the retriever never calls: every search is given its query vector."""
+
+    name = "test-model"
+
+    def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        raise AssertionError("query vectors are given")
+
+
+def test_a_hybrid_search_reads_the_generation_once_and_sees_another_process_write(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = open_store(path, 1000)
+    put(store, "a", ["alpha beta", "gamma delta"])
+    put(store, "b", ["epsilon zeta"], seed=1)
+    retriever = Retriever(store, _Vectors(), RetrievalSettings())  # type: ignore[arg-type]
+    retriever.search("alpha gamma", 5, Channel.HYBRID, query_vector=unit(0))  # brings the indexes up
+    with both_connections(store) as seen:
+        hits = retriever.search("alpha gamma", 5, Channel.HYBRID, query_vector=unit(0))
+    assert {h.chunk.doc_id for h in hits} == {"a", "b"}
+    # One read for the search's steps (both channels, feedback, fingerprints) and one inside the chunks' own
+    # read transaction; each step read it again before (five reads and more).
+    assert generation_reads(seen) <= 2, seen
+    other = open_store(path, 1000)  # as another process would
+    put(other, "c", ["alpha alpha gamma"], seed=2)
+    other.close()
+    hits = retriever.search("alpha gamma", 5, Channel.HYBRID, query_vector=unit(200))
+    assert "c" in {h.chunk.doc_id for h in hits}
+    assert "c" in {store.get_chunks([k])[0].doc_id for k, _ in store.search_bm25(["alpha"], 5)}
+
+
+def test_a_search_never_takes_an_index_back_to_the_generation_it_started_at(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = open_store(path, 1000)
+    put(store, "a", ["alpha"])
+    store.search_dense(unit(0), 5)
+    with store.searching() as started:
+        other = open_store(path, 1000)
+        put(other, "b", ["beta"], seed=1)
+        other.close()
+        # Another thread of this process, not inside a search, brings the dense index to the new generation.
+        done = threading.Thread(target=store.search_dense, args=(unit(100), 5))
+        done.start()
+        done.join()
+        moved = store._derived._dense_generation
+        assert moved > started
+        keys = [key for key, _ in store.search_dense(unit(100), 5)]
+        assert store._derived._dense_generation == moved, "the older generation held here did not win"
+        assert "b" in {c.doc_id for c in store.get_chunks(keys)}
+    assert store.generation == moved
+
+
+def test_chunks_remember_their_documents_until_the_generation_moves(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = open_store(path, 1000)
+    put(store, "a", ["one", "two"], tags={"team": "red"})
+    put(store, "b", ["three"], seed=1)
+    keys = [key for key, _ in store.search_dense(unit(0), 10)]
+    first = store.get_chunks_by_key(keys)
+    assert {c.doc_id: c.tags for c in first.values()} == {"a": {"team": "red"}, "b": {}}
+    with both_connections(store) as seen:
+        assert store.get_chunks_by_key(keys) == first
+    assert not [s for s in seen if "documents" in s], "a second fetch reads no document row"
+    # Another process retags one document and moves the other: the next fetch has exactly the database's fields.
+    other = open_store(path, 1000)
+    other.update_tags("a", {"team": "blue"})
+    moved = Document(doc_id="b2", source="/docs/b2.md", title="Moved", content_hash="h-b-1-1")
+    other.move_document("b", moved)
+    other.close()
+    now = store.get_chunks_by_key(keys)
+    assert {(c.doc_id, c.title, c.source) for c in now.values()} == {
+        ("a", "Title a", "/docs/a.md"),
+        ("b2", "Moved", "/docs/b2.md"),
+    }
+    assert {c.doc_id: c.tags for c in now.values()} == {"a": {"team": "blue"}, "b2": {}}
+    assert [c.chunk_id for c in store.get_chunks(keys) if c.doc_id == "b2"] == ["b2#0"]
+    store.delete_document("a")
+    assert {c.doc_id for c in store.get_chunks_by_key(keys).values()} == {"b2"}
