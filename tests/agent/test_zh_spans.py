@@ -3,8 +3,13 @@ answer starts and ends. Every sentence here is made up for the test."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentrag.agent.planner import comparison_entities, rule_plan
 from agentrag.agent.question import analyze
+from agentrag.embed.base import Embedder
+from agentrag.settings import Settings
+from tests.agent.test_bridges import _ask
 
 
 def test_a_noun_pair_inside_the_question_is_not_a_comparison() -> None:
@@ -22,3 +27,41 @@ def test_a_noun_pair_inside_the_question_is_not_a_comparison() -> None:
     assert comparison_entities("红茶和绿茶有什么区别？") == ["红茶", "绿茶"]
     assert comparison_entities("苹果与梨哪个更甜？") == ["苹果", "梨"]
     assert comparison_entities("甲城和乙城的人口各是多少？") == ["甲城", "乙城"]
+
+
+DOCS = {
+    "qingshi.md": "# 青石镇\n\n青石镇位于四川省西部山区河谷地带，是一个古老的集镇。"
+    "青石镇没有渔船和码头，因是一个远离江河的山区小镇。\n",
+    "square.md": "# 白石广场\n\n白石广场建于1998年，有3个出口，面积为5200平方米。\n",
+    "lin.md": "# 林远山\n\n林远山是一位物理学家。林远山于1990年获得青山物理学奖，后来移居海外。\n",
+    "bird.md": "# 白头雀\n\n白头雀，又称雪顶雀，是一种小型鸣禽。\n",
+    "alloy.md": "# 铋锡合金\n\n铋锡合金熔点很低，主要被加工成保险丝。\n",
+    "sat.md": "# 星海一号\n\n星海一号卫星于2001年5月由长风二号火箭发射升空。\n",
+    "salt.md": "# 盐湖法\n\n盐湖法是用来生产碳酸锂的一种方法。\n",
+    "film.md": "# 远山 (电影)\n\n《远山》是由青禾影业和北辰传媒合作出品的电影。\n",
+    "zhou.md": "# 周大川\n\n周大川于2015年加盟本队，身穿8号球衣，司职后卫。\n",
+    "red.md": "# 红石铁路\n\n红石铁路是一条支线铁路。线路全长48公里，设计时速每小时120公里。\n",
+    "green.md": "# 青石铁路\n\n青石铁路西起红石铁路的终点站，是红石铁路的延伸线，正线全长12公里。\n",
+}
+
+
+def test_chinese_short_answers_start_and_end_where_the_answer_does(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Over one knowledge base of made-up pages, each short answer is the span a reader would underline."""
+    asked = {
+        "青石镇为什么没有渔船和码头？": "因是一个远离江河的山区小镇",  # one question, not "渔船" and "码头" compared
+        "青石镇位于哪里？": "四川省西部山区河谷地带",  # the address, not its first place name
+        "《远山》是由哪两个公司合作出品的？": "青禾影业和北辰传媒",  # both names
+        "林远山在1990年获得了什么奖？": "青山物理学奖",  # the kind asked for (奖) ends the name
+        "白头雀又叫什么？": "雪顶雀",  # without the relation word 又称
+        "铋锡合金主要被加工成什么？": "保险丝",  # a three-character name, not the clause around it
+        "星海一号卫星由什么火箭发射？": "长风二号火箭",  # after the 由 the question has too, not the date before it
+        "盐湖法是用来生产什么的？": "碳酸锂",  # "什么的": the answer stops at 的
+        "白石广场面积有多少平方米？": "5200平方米",  # the unit asked in
+        "周大川身穿几号球衣？": "8号",  # a number (not a date), in the unit asked
+        "红石铁路全长多少公里？": "48公里",  # from the page the question names, not the page naming it in passing
+    }
+    answers = _ask(settings, embedder, tmp_path, DOCS, *asked)
+    assert {q: a.short_answer for q, a in zip(asked, answers, strict=True)} == asked
+

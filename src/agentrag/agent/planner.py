@@ -128,7 +128,7 @@ def _word_at(text: str, at: int) -> str:
     position = 0
     for word in jieba.lcut(text, HMM=False):
         if position == at:
-            return word
+            return str(word)
         if position > at:
             return ""
         position += len(word)

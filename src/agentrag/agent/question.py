@@ -144,7 +144,13 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
         re.compile(r"多长时间|多久|多少(天|周|个月|年|小时|分钟|秒)|几(天|周|个月|年|小时|分钟)|时限"),
         AnswerType.DURATION,
     ),
-    (re.compile(r"什么时候|何时|哪一?年|哪一?天|几月|几号|什么日期|哪个月"), AnswerType.DATE),
+    # "几月几号" and "几号到" ask for a day; "几号球衣" for a number.
+    (
+        re.compile(
+            r"什么时候|何时|哪一?年|哪一?天|几月|几号(?![\u4e00-\u9fff])|几号(?=到|出发|开始|结束)|什么日期|哪个月"
+        ),
+        AnswerType.DATE,
+    ),
     (re.compile(r"多少|几[\u4e00-\u9fff]|多大|多高|多远|百分之几|比例"), AnswerType.NUMBER),  # 几座, 几个, 几倍
     (
         re.compile(r"如何|怎么(做|办|处理|解决|配置|设置|申请)?|怎样|步骤|流程|先查什么|应该(先)?做什么"),

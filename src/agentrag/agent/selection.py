@@ -20,6 +20,7 @@ from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.question import Constraint, QuestionPart, asked_head
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
+from agentrag.agent.zh_values import asked_unit, counted, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
@@ -31,6 +32,7 @@ W_TYPE = 0.15
 W_CONSTRAINT = 0.10
 W_PRIOR = 0.10
 W_EARLIER = 0.15  # a unit naming what an earlier part of the question found
+W_SUBJECT = 0.20  # Chinese: a unit of the page the question names
 W_GAP = 0.20  # a value of the expected type standing in the question's gap
 GRADE_PRIOR = {"correct": 1.0, "ambiguous": 0.6, "incorrect": 0.2}
 TYPE_CHECKED = 12  # units, by the cheap signals, that are checked for a value of the expected type
@@ -109,12 +111,25 @@ class Selector:
         self._about: dict[int, str] = {}  # title and headings, normalised
         self._titles: dict[int, str] = {}
         self._passages: dict[int, str] = {}
+        self._named: dict[str, set[str]] = {}  # question -> the page titles it names
         for b in context.blocks:
             chunk = b.evidence.chunk
             self._headings[b.n] = unit_tokens(" ".join([chunk.title, *chunk.heading_path]))
             self._about[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading]))
             self._titles[b.n] = normalize_for_match(chunk.title)
             self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
+
+    def _names_page(self, question: str, block: int) -> bool:
+        """A Chinese question names the page the block is from: its title stands in the question, and no longer
+        title that holds it does ("德龙烟铁路全长" names 德龙烟铁路, not 龙烟铁路)."""
+        if question not in self._named:
+            named: set[str] = set()
+            if has_cjk(question):
+                key = normalize_for_match(question)
+                titles = {t for t in self._titles.values() if len(t) >= 2 and t in key}
+                named = {t for t in titles if not any(t != o and t in o for o in titles)}
+            self._named[question] = named
+        return self._titles[block] in self._named[question]
 
     def prior(self, unit: Unit) -> float:
         block = self.context.blocks[unit.block - 1]
@@ -203,6 +218,8 @@ class Selector:
             + W_CONSTRAINT * cons
             + W_PRIOR * self.prior(unit)
         )
+        if self._names_page(part.text, unit.block):
+            value += W_SUBJECT
         if earlier:  # what earlier parts of the question found (SEV-2) picks the row a later part reads
             keys = [normalize_for_match(e) for e in earlier if e]
             if unit.kind == "row" and any(k == normalize_for_match(unit.first_cell) for k in keys):
@@ -267,6 +284,9 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
         ]
+    if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
+        # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
+        found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]
     change = _CHANGE.search(unit.text)
     if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
         at = change.start("new") if change.group("new") else change.start("new_en")
@@ -353,6 +373,8 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     slot = slot_span(part.text, unit.text)
     if slot is not None:
         inside = [v for v in candidates if v.text in slot]
+        if inside and whole_slot(part, slot, inside):
+            return slot
         if inside:
             return inside[0].text
         if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
