@@ -7,9 +7,11 @@ from pathlib import Path
 
 from agentrag.agent.planner import comparison_entities, rule_plan
 from agentrag.agent.question import analyze
+from agentrag.agent.synthesizer import ExtractiveSynthesizer, build_context
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from tests.agent.test_bridges import _ask
+from tests.agent.test_roles import evidence
 
 
 def test_a_noun_pair_inside_the_question_is_not_a_comparison() -> None:
@@ -65,3 +67,15 @@ def test_chinese_short_answers_start_and_end_where_the_answer_does(
     answers = _ask(settings, embedder, tmp_path, DOCS, *asked)
     assert {q: a.short_answer for q, a in zip(asked, answers, strict=True)} == asked
 
+
+def test_one_search_fills_the_answer_with_as_many_sentences_as_several() -> None:
+    """With no sub-queries (single mode), the question alone picks the supporting sentences, up to the same number
+    a planned question gets: five, not three."""
+    text = (
+        "青石镇是一个古老的集镇。青石镇的老街长约两公里。青石镇每年春天举行庙会。青石镇的集市每五天一次。"
+        "青石镇的特产是竹编和腊肉。青石镇的居民大多姓李。青石镇的小学建于1950年。"
+    )
+    context = build_context([evidence(text, "青石镇")], "青石镇", 2000, 8)
+    answer = ExtractiveSynthesizer().answer("青石镇有什么特点？", [], context, [])
+    supporting = answer.splitlines()[-1]  # after the short answer's line
+    assert supporting.count("[1]") == 5

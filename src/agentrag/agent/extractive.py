@@ -164,7 +164,7 @@ class ExtractiveSynthesizer:
         asked = set(tokenize_query(question))
         for query in queries:
             wanted = set(tokenize_query(query)) | (asked if query != question else set())
-            for _ in range(self.per_query if query == question else 1):
+            for _ in range((limit if len(queries) == 1 else self.per_query) if query == question else 1):
                 if len(chosen) >= limit:
                     return chosen
                 pick = self._mmr(selector, [*shown, *chosen], wanted)
