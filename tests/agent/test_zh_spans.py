@@ -79,3 +79,25 @@ def test_one_search_fills_the_answer_with_as_many_sentences_as_several() -> None
     answer = ExtractiveSynthesizer().answer("青石镇有什么特点？", [], context, [])
     supporting = answer.splitlines()[-1]  # after the short answer's line
     assert supporting.count("[1]") == 5
+
+
+def test_supporting_sentences_come_from_the_page_the_question_names() -> None:
+    """ "红石铁路沿线…有什么特点": the red line's own sentences support the answer, though the other page repeats the
+    question's words more often."""
+    red = evidence(
+        "红石铁路是一条支线铁路。红石铁路全长48公里。该线位于亚热带，地势平坦，沿线多稻田。红石铁路于1990年通车。"
+        "红石铁路由省铁路局管理。",
+        "红石铁路",
+        "red",
+        1,
+    )
+    green = evidence(
+        "青石铁路在地理位置上有重要意义，沿线连接红石铁路。青石铁路的地理位置特点受到关注。"
+        "青石铁路沿线设有五个车站，地理位置优越。青石铁路沿线的特点是山多。",
+        "青石铁路",
+        "green",
+        2,
+    )
+    context = build_context([red, green], "红石铁路", 2000, 8)
+    answer = ExtractiveSynthesizer().answer("红石铁路沿线在地理位置有什么特点？", [], context, [])
+    assert "地势平坦" in answer

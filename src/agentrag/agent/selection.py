@@ -119,7 +119,7 @@ class Selector:
             self._titles[b.n] = normalize_for_match(chunk.title)
             self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
 
-    def _names_page(self, question: str, block: int) -> bool:
+    def names_page(self, question: str, block: int) -> bool:
         """A Chinese question names the page the block is from: its title stands in the question, and no longer
         title that holds it does ("德龙烟铁路全长" names 德龙烟铁路, not 龙烟铁路)."""
         if question not in self._named:
@@ -218,7 +218,7 @@ class Selector:
             + W_CONSTRAINT * cons
             + W_PRIOR * self.prior(unit)
         )
-        if self._names_page(part.text, unit.block):
+        if self.names_page(part.text, unit.block):
             value += W_SUBJECT
         if earlier:  # what earlier parts of the question found (SEV-2) picks the row a later part reads
             keys = [normalize_for_match(e) for e in earlier if e]
