@@ -44,6 +44,10 @@ DOCS = {
     "zhou.md": "# 周大川\n\n周大川于2015年加盟本队，身穿8号球衣，司职后卫。\n",
     "red.md": "# 红石铁路\n\n红石铁路是一条支线铁路。线路全长48公里，设计时速每小时120公里。\n",
     "green.md": "# 青石铁路\n\n青石铁路西起红石铁路的终点站，是红石铁路的延伸线，正线全长12公里。\n",
+    "bluelake.md": "# 蓝湖卫星\n\n蓝湖卫星（英文：BLUELAKE-2）是北方航天公司制造的通信卫星。\n",
+    "liuan.md": "# 柳岸站\n\n柳岸站位于河东区，由河东铁道公司所经营。\n",
+    "zhouqing.md": "# 周青\n\n周青是一位作家。周青的首部作品乃《远方的灯》，于1960年出版。\n",
+    "finch.md": "# 灰顶雀\n\n灰顶雀，俗名为山麻仔，为雀科的一种。\n",
 }
 
 
@@ -63,6 +67,10 @@ def test_chinese_short_answers_start_and_end_where_the_answer_does(
         "白石广场面积有多少平方米？": "5200平方米",  # the unit asked in
         "周大川身穿几号球衣？": "8号",  # a number (not a date), in the unit asked
         "红石铁路全长多少公里？": "48公里",  # from the page the question names, not the page naming it in passing
+        "蓝湖卫星由什么公司制造？": "北方航天公司",  # not the tail of the parenthesis before it
+        "柳岸站由什么公司经营？": "河东铁道公司",  # without the 所 of 所经营
+        "周青的首部作品叫什么？": "远方的灯",  # without 乃
+        "灰顶雀的俗名叫什么？": "山麻仔",  # without 俗名为, also when the answer is a whole clause
     }
     answers = _ask(settings, embedder, tmp_path, DOCS, *asked)
     assert {q: a.short_answer for q, a in zip(asked, answers, strict=True)} == asked

@@ -112,7 +112,7 @@ _ZH_GENERIC_KINDS = frozenset(
 # Words a sentence opens its answer with that only relate it to the subject: "又称 X", "意为 X", "就是 X".
 _ZH_RELATION_LEAD = re.compile(
     r"^(?:(?:又|也|亦|俗|前|原|今|简|通|另|或)(?:称|名|叫)(?:为|作|做)?|(?:又|也|亦|或)?(?:被)?(?:称为|称作|叫做|叫作|名为)|"
-    r"意为|意思是|意即|就是|即是|乃是|系|被用作|被视为|被列为|改编自|源自|来自|出自|位于|限于)"
+    r"意为|意思是|意即|就是|即是|乃是|乃|系|被用作|被视为|被列为|改编自|源自|来自|出自|位于|限于)"
 )
 
 
@@ -151,7 +151,30 @@ def _zh_trim(question: str, gap_at: int, span: str) -> str:
         cut = span.rindex(joint.group(0), 0, len(span) - 1) + 1
         if len(span) - cut >= 2:
             span = span[cut:]
-    return _ZH_RELATION_LEAD.sub("", span.strip(_SPAN_TRIM)) or span
+    return zh_clean(span)
+
+
+_OPENING, _CLOSING = "（(", "）)"  # a parenthesis; titles and quotes lose their opening mark to the trim
+
+
+def zh_clean(span: str) -> str:
+    """A Chinese answer span without the tail of a parenthesis it starts inside ("SINOSAT-1）是法国宇航公司" gives
+    法国宇航公司), a relation word it opens with ("又称细点齿鲷") or the 所 of "由 X 所经营" it ends with."""
+    span = span.strip(_SPAN_TRIM)  # the trim takes an opening parenthesis, not its closing one
+    depth, cut = 0, 0
+    for i, ch in enumerate(span):
+        if ch in _OPENING:
+            depth += 1
+        elif ch in _CLOSING:
+            if depth == 0:
+                cut = i + 1  # closes what opened before the span
+            depth = max(depth - 1, 0)
+    if cut and len(span) - cut >= 2:
+        span = span[cut:]
+    span = span.strip(_SPAN_TRIM)
+    if span.endswith("所") and len(span) > 3:
+        span = span[:-1]
+    return _ZH_RELATION_LEAD.sub("", span).strip(_SPAN_TRIM) or span
 
 
 MIN_CLAUSE = 4
@@ -175,7 +198,7 @@ def answer_clause(part: QuestionPart, sentence: str) -> str | None:
     wanted = set(part.target_tokens)
     at = max(range(len(clauses)), key=lambda i: len(wanted & set(tokenize(clauses[i]))))
     if not _restates(part, clauses[at]):
-        return clauses[at]
+        return zh_clean(clauses[at]) if named else clauses[at]
     if part.answer_type == AnswerType.REASON:
         if _CONSEQUENCE.match(clauses[at]) and at > 0:
             return clauses[at - 1]
