@@ -25,11 +25,16 @@ _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()�
 
 
 def words(text: str) -> list[str]:
+    return list(_words(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
     if has_cjk(text):
         import jieba
 
-        return [w for w in jieba.lcut(text) if w.strip()]
-    return re.findall(r"[\w'-]+", text)
+        return tuple(w for w in jieba.lcut(text) if w.strip())
+    return tuple(re.findall(r"[\w'-]+", text))
 
 
 def _anchors(words: list[str]) -> list[str]:

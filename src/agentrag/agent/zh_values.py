@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentrag.agent.gap import tagged
 from agentrag.agent.question import QuestionPart
@@ -37,6 +38,7 @@ def whole_slot(part: QuestionPart, slot: str, inside: list[Value]) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
 def asked_unit(question: str) -> tuple[str, bool] | None:
     """The unit or classifier a Chinese count question asks in ("多少平方米" → 平方米, "第几代" → 代, ordinal), or
     None when the question word is followed by no unit ("是多少")."""
