@@ -20,7 +20,7 @@ from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.question import Constraint, QuestionPart, asked_head
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
-from agentrag.agent.zh_values import asked_unit, counted, whole_slot
+from agentrag.agent.zh_values import asked_unit, counted, named_pages, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
@@ -111,7 +111,7 @@ class Selector:
         self._about: dict[int, str] = {}  # title and headings, normalised
         self._titles: dict[int, str] = {}
         self._passages: dict[int, str] = {}
-        self._named: dict[str, set[str]] = {}  # question -> the page titles it names
+        self._named: dict[str, frozenset[str]] = {}  # question -> the page titles it names
         for b in context.blocks:
             chunk = b.evidence.chunk
             self._headings[b.n] = unit_tokens(" ".join([chunk.title, *chunk.heading_path]))
@@ -120,15 +120,9 @@ class Selector:
             self._passages[b.n] = normalize_for_match(" ".join([chunk.title, chunk.heading, b.text]))
 
     def names_page(self, question: str, block: int) -> bool:
-        """A Chinese question names the page the block is from: its title stands in the question, and no longer
-        title that holds it does ("德龙烟铁路全长" names 德龙烟铁路, not 龙烟铁路)."""
+        """A Chinese question names the page the block is from (zh_values.named_pages)."""
         if question not in self._named:
-            named: set[str] = set()
-            if has_cjk(question):
-                key = normalize_for_match(question)
-                titles = {t for t in self._titles.values() if len(t) >= 2 and t in key}
-                named = {t for t in titles if not any(t != o and t in o for o in titles)}
-            self._named[question] = named
+            self._named[question] = named_pages(question, self._titles.values())
         return self._titles[block] in self._named[question]
 
     def prior(self, unit: Unit) -> float:

@@ -2,6 +2,7 @@
 
 - A count or amount carries the unit the question asks in ("多少平方米" → 4998平方米, "几号球衣" → 10号), and a
   number in that unit wins over other numbers of the sentence ("全长多少公里": 27公里, not 3条).
+- A unit of the page whose title the question names is preferred (selection.py's W_SUBJECT).
 - A place opens an address that goes on after its first name ("位于哪里": 山东省北部沿海地区, not 山东省); names
   joined by 和/与/、 are given together ("由哪两个公司": 甲公司和乙公司).
 """
@@ -9,11 +10,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from agentrag.agent.gap import tagged
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.values import Value
+from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk
 from agentrag.vocab import AnswerType
 
 MAX_SLOT_NAME = 30  # a place or a list of names given whole from the gap, at most this long
@@ -62,3 +66,13 @@ def counted(text: str, unit: str, ordinal: bool) -> list[Value]:
     prefix = "第" if ordinal else ""
     pattern = re.compile(rf"{prefix}(?:{_NUMBER})\s?{re.escape(unit)}")
     return [Value(m.group(0), m.start(), m.end()) for m in pattern.finditer(text)]
+
+
+def named_pages(question: str, titles: Iterable[str]) -> frozenset[str]:
+    """The page titles (normalised) a Chinese question names: each stands in the question, and no longer title that
+    holds it does ("德龙烟铁路全长" names 德龙烟铁路, not 龙烟铁路)."""
+    if not has_cjk(question):
+        return frozenset()
+    key = normalize_for_match(question)
+    found = {t for t in titles if len(t) >= 2 and t in key}
+    return frozenset(t for t in found if not any(t != other and t in other for other in found))
