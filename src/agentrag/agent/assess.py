@@ -21,20 +21,10 @@ from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
-from agentrag.agent.selection import (
-    VALUE_TYPES,
-    W_PRIOR,
-    W_RELEVANCE,
-    W_TARGET,
-    W_TYPE,
-    Scored,
-    Selector,
-    asked,
-    holds_answer,
-    short_answer,
-)
+from agentrag.agent.selection import W_PRIOR, W_RELEVANCE, W_TARGET, W_TYPE, Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
+from agentrag.agent.typed import VALUE_TYPES, asked, holds_answer, short_answer
 from agentrag.agent.units import ChunkAt, Unit, context_units
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match

@@ -16,7 +16,8 @@ import itertools
 import re
 from collections import Counter
 
-from agentrag.agent.question import QuestionPart, asked_kind
+from agentrag.agent.kind import asked_kind
+from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Selector
 from agentrag.agent.units import Unit
 from agentrag.agent.values import names

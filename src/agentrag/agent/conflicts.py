@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from agentrag.agent.context import Context
 from agentrag.agent.question import QuestionPart
-from agentrag.agent.selection import Scored, short_answer
+from agentrag.agent.selection import Scored
+from agentrag.agent.typed import short_answer
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.types import Chunk, Conflict, ConflictValue

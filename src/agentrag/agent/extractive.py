@@ -20,7 +20,7 @@ from agentrag.agent.assess import Assessment, PartAnswer, assess
 from agentrag.agent.citations import attach_markers
 from agentrag.agent.context import Context
 from agentrag.agent.question import analyze
-from agentrag.agent.selection import Selector, relevance
+from agentrag.agent.selection import W_SUBJECT, Selector, relevance
 from agentrag.agent.units import Unit
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
@@ -164,22 +164,24 @@ class ExtractiveSynthesizer:
         asked = set(tokenize_query(question))
         for query in queries:
             wanted = set(tokenize_query(query)) | (asked if query != question else set())
-            for _ in range(self.per_query if query == question else 1):
+            for _ in range((limit if len(queries) == 1 else self.per_query) if query == question else 1):
                 if len(chosen) >= limit:
                     return chosen
-                pick = self._mmr(selector, [*shown, *chosen], wanted)
+                pick = self._mmr(selector, [*shown, *chosen], wanted, question)
                 if pick is None:
                     break
                 chosen.append(pick)
         return chosen
 
-    def _mmr(self, selector: Selector, taken: list[Unit], wanted: set[str]) -> Unit | None:
+    def _mmr(self, selector: Selector, taken: list[Unit], wanted: set[str], question: str = "") -> Unit | None:
         best, best_score = None, -1.0
         for unit in selector.units:
             if unit in taken:
                 continue
             redundancy = max((_similar(unit, x) for x in taken), default=0.0)
             fit = 0.75 * relevance(unit.tokens, wanted, selector.idf) + 0.25 * selector.prior(unit)
+            if question and selector.names_page(question, unit.block):
+                fit += W_SUBJECT  # Chinese: a sentence of the page the question names
             score = self.mmr_lambda * fit - (1 - self.mmr_lambda) * redundancy
             if score > best_score:
                 best, best_score = unit, score

@@ -8,6 +8,7 @@ sign that the sentence answers (selection.py).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentrag.agent.question import QuestionPart
 from agentrag.text.tokenize import has_cjk, tokenize
@@ -24,11 +25,16 @@ _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()�
 
 
 def words(text: str) -> list[str]:
+    return list(_words(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
     if has_cjk(text):
         import jieba
 
-        return [w for w in jieba.lcut(text) if w.strip()]
-    return re.findall(r"[\w'-]+", text)
+        return tuple(w for w in jieba.lcut(text) if w.strip())
+    return tuple(re.findall(r"[\w'-]+", text))
 
 
 def _anchors(words: list[str]) -> list[str]:
@@ -60,13 +66,15 @@ def slot_span(question: str, sentence: str) -> str | None:
         return None
     before = _anchors(words(question[: gap.start()]))[::-1][:3]  # nearest to the gap first
     after = _anchors([w for w in words(question[gap.end() :]) if w not in "？?。."])
-    kind = _kind_word(gap.group(0), question[gap.end() :])
+    zh = has_cjk(question)
+    kind = None if zh else _kind_word(gap.group(0), question[gap.end() :])
     if kind is not None:  # "which engineer designed ...": "the engineer John Bradfield" names the answer
         named = re.search(rf"\b(?i:{re.escape(kind)})s?\s+((?:[A-Z][\w'’.-]*\s?){{1,4}})", sentence)
         if named:
             return named.group(1).strip()
         after = [w for w in after if w != kind]  # the kind is not where the sentence's answer ends
     after = after[:3]
+    zh_kind = _zh_kind_word(gap.group(0), question[gap.end() :]) if zh else None
     left = next((sentence.find(w) + len(w) for w in before if w in sentence), -1)
     if left >= 0:  # what follows the anchor in both ("3》是由") is still the question's, not the answer
         anchor = next(w for w in before if w in sentence)
@@ -79,18 +87,103 @@ def slot_span(question: str, sentence: str) -> str | None:
         return None
     if left >= 0 and right > left:
         span = sentence[left:right]
+        if zh_kind is not None and sentence.startswith(zh_kind, right) and span.strip(_SPAN_TRIM):
+            span += zh_kind  # "获得了什么奖" against "获得法朗基奖": the prize is 法朗基奖
     elif left >= 0:
         rest = sentence[left:].lstrip(_SPAN_TRIM)
         span = re.split(r"[，,。.；;！!？?]", rest, maxsplit=1)[0]
+        if zh and question[gap.end() :].startswith("的") and "的" in span:
+            span = span[: span.index("的")]  # "是用来生产什么的": 碳酸钠, not 碳酸钠的主要方法
     else:
         span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
+    if zh:
+        span = _zh_trim(question, gap.start(), span)
     span = span.strip(_SPAN_TRIM)
     if all(w.lower() in _FUNCTION_WORDS or not any(c.isalnum() for c in w) for w in words(span)):
         return None  # "the", "的": particles alone answer nothing
+    if zh and all(w in question for w in words(span)):
+        return None  # "哪个王朝的建立者" against "舜天王朝建立者": the question's own words are no answer
     return span if len(span) <= 40 else None
 
 
+# The noun after a Chinese question word names the kind asked for ("什么奖", "哪个大学", "哪两个公司"); where the
+# sentence has it right after the answer, it belongs to the answer's name (法朗基奖, 香港中文大学). Nouns that only
+# say what sort of thing is asked (什么地区, 什么方式) are no part of a name.
+_ZH_CLASSIFIER = re.compile(r"^[一两二三四五六七八九十几]?[个位家所座条种部支间名只项类本首门]")
+_ZH_GENERIC_KINDS = frozenset(
+    "地区 地方 方面 方式 方法 类型 性质 东西 事情 事 样子 程度 作用 用途 问题 原因 意思 内容 情况 特点 关系 名字 名称 "
+    "人 时候 时间 语言 颜色 形状".split()
+)
+# Words a sentence opens its answer with that only relate it to the subject: "又称 X", "意为 X", "就是 X".
+_ZH_RELATION_LEAD = re.compile(
+    r"^(?:(?:又|也|亦|俗|前|原|今|简|通|另|或)(?:称|名|叫)(?:为|作|做)?|(?:又|也|亦|或)?(?:被)?(?:称为|称作|叫做|叫作|名为)|"
+    r"意为|意思是|意即|就是|即是|乃是|乃|系|被用作|被视为|被列为|改编自|源自|来自|出自|位于|限于)"
+)
+
+
+def _zh_kind_word(question_word: str, rest: str) -> str | None:
+    if question_word not in ("什么", "哪", "哪个", "哪些"):
+        return None
+    following = tagged(_ZH_CLASSIFIER.sub("", rest))[:1]
+    if not following or not following[0][1].startswith(("n", "l")):  # a noun, not the verb "由什么代替"
+        return None
+    kind = following[0][0]
+    return kind if kind not in _ZH_GENERIC_KINDS else None
+
+
+@lru_cache(maxsize=4096)
+def tagged(text: str) -> tuple[tuple[str, str], ...]:
+    """The words of a Chinese text with their part of speech (jieba)."""
+    import jieba.posseg as pseg
+
+    return tuple((w.word, w.flag) for w in pseg.cut(text, HMM=False) if w.word.strip())
+
+
+def _nominal(span: str) -> bool:
+    """A short span that can name a thing on its own: nouns only ("前锋", "甘油"), not "一传说" or "探讨"."""
+    words_tags = tagged(span)
+    return bool(words_tags) and all(flag.startswith(("n", "l", "j")) for _, flag in words_tags)
+
+
+def _zh_trim(question: str, gap_at: int, span: str) -> str:
+    """A Chinese span without what only restates how the question joins the gap to its subject: the particle the
+    question puts just before its question word ("由什么运载火箭" against "于1998年由长征三号乙" gives 长征三号乙), and
+    a relation word the sentence opens with ("又称细点齿鲷")."""
+    joint = re.search(r"[由以被从向在于对与和给用将把]$", question[:gap_at])
+    if joint and joint.group(0) in "在于" and span[:1] in ("在", "于") and len(span) > 3:
+        span = span[1:]  # "分布在什么海域" against "分布于西北太平洋"
+    elif joint and joint.group(0) in span[:-1]:
+        cut = span.rindex(joint.group(0), 0, len(span) - 1) + 1
+        if len(span) - cut >= 2:
+            span = span[cut:]
+    return zh_clean(span)
+
+
+_OPENING, _CLOSING = "（(", "）)"  # a parenthesis; titles and quotes lose their opening mark to the trim
+
+
+def zh_clean(span: str) -> str:
+    """A Chinese answer span without the tail of a parenthesis it starts inside ("SINOSAT-1）是法国宇航公司" gives
+    法国宇航公司), a relation word it opens with ("又称细点齿鲷") or the 所 of "由 X 所经营" it ends with."""
+    span = span.strip(_SPAN_TRIM)  # the trim takes an opening parenthesis, not its closing one
+    depth, cut = 0, 0
+    for i, ch in enumerate(span):
+        if ch in _OPENING:
+            depth += 1
+        elif ch in _CLOSING:
+            if depth == 0:
+                cut = i + 1  # closes what opened before the span
+            depth = max(depth - 1, 0)
+    if cut and len(span) - cut >= 2:
+        span = span[cut:]
+    span = span.strip(_SPAN_TRIM)
+    if span.endswith("所") and len(span) > 3:
+        span = span[:-1]
+    return _ZH_RELATION_LEAD.sub("", span).strip(_SPAN_TRIM) or span
+
+
 MIN_CLAUSE = 4
+MIN_NAME = 2  # a slot this short still names a thing asked for with 什么 ("甘油", "前锋")
 _CAUSE = re.compile(r"因为|由于|因|为了|缘于|源于|是为")  # the clause that gives a cause
 _CONSEQUENCE = re.compile(r"^(?:所以|因此|因而|故|于是|从而)")  # a clause that follows from the one before
 
@@ -101,7 +194,8 @@ def answer_clause(part: QuestionPart, sentence: str) -> str | None:
     unless that clause only restates the question: then, for a reason, the clause that gives the cause ("莱索托没有
     港口和海港，因是一个内陆国家"; the one before "所以…"), else the clause after it ("其生存受到威胁，主要是…")."""
     slot = slot_span(part.text, sentence)
-    if slot is not None and len(slot) >= MIN_CLAUSE:
+    named = part.answer_type in (AnswerType.ENTITY, AnswerType.DEFINITION)
+    if slot is not None and (len(slot) >= MIN_CLAUSE or (named and len(slot) >= MIN_NAME and _nominal(slot))):
         return slot
     clauses = [c.strip() for c in re.split(r"[，；;。]|,(?!\d{3})", sentence) if len(c.strip()) >= MIN_CLAUSE]
     if not clauses:
@@ -109,7 +203,7 @@ def answer_clause(part: QuestionPart, sentence: str) -> str | None:
     wanted = set(part.target_tokens)
     at = max(range(len(clauses)), key=lambda i: len(wanted & set(tokenize(clauses[i]))))
     if not _restates(part, clauses[at]):
-        return clauses[at]
+        return zh_clean(clauses[at]) if named else clauses[at]
     if part.answer_type == AnswerType.REASON:
         if _CONSEQUENCE.match(clauses[at]) and at > 0:
             return clauses[at - 1]

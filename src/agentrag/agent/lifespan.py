@@ -13,8 +13,9 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from agentrag.agent.question import QuestionPart
-from agentrag.agent.selection import ASKS_YEAR, Scored, Selector, asked
+from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.subject import LEAD_CHARS, opening_subject, title_core
+from agentrag.agent.typed import ASKS_YEAR, asked
 from agentrag.agent.units import Unit
 from agentrag.agent.values import YEAR
 from agentrag.text.fingerprint import normalize_for_match

@@ -91,13 +91,49 @@ def comparison_entities(question: str) -> list[str]:
         for m in _ZH_PAIR.finditer(question):
             a = _ZH_QUESTION_LEAD.sub("", m.group(1)).strip()
             b = m.group(2).strip()
-            if a and b and a != b:
+            if a and b and a != b and _zh_compared(question, m):
                 return [a, b]
         listed = [p.strip() for p in re.split(r"[、]", question) if p.strip()]
         if len(listed) >= 3:
             return []  # a list inside a sentence is ambiguous without a model; keep the question whole
         return []
     return _en_pair(question) or _difference_pair(question)
+
+
+# Words that ask to set two things side by side: "A 和 B 有什么区别", "A 与 B 哪个更", "A 和 B 分别".
+_ZH_COMPARING = re.compile(r"区别|差别|差异|不同|异同|相比|比较|对比|哪个|哪一个|谁更|更|分别|各自|还是|vs", re.I)
+_ZH_ASKING = re.compile(r"什么|哪|谁|多少|几|怎|如何|为何|何时|是否")
+
+
+def _zh_compared(question: str, pair: re.Match[str]) -> bool:
+    """Two things the question compares, not a noun pair inside what it asks ("莱索托为什么没有港口和海港" is one
+    question): the conjunction is a word of its own (not the 和 of 诺贝尔和平奖), neither side holds the question
+    word, and the question asks to compare them or the pair opens it ("北京和上海的人口")."""
+    if _ZH_ASKING.search(pair.group(1)) or _ZH_ASKING.search(pair.group(2)):
+        return False
+    between = question[pair.end(1) : pair.start(2)]
+    at = pair.end(1) + len(between) - len(between.lstrip())
+    conjunction = between.strip()
+    if _word_at(question, at) != conjunction:
+        return False  # "武藏浦和站", "诺贝尔和平奖", "跟随": the character is part of another word
+    if conjunction in ("还是", "对比") or conjunction.lower() == "vs":
+        return True  # the conjunction itself compares
+    opens = not _ZH_QUESTION_LEAD.sub("", question[: pair.start(1)]).strip() and question[pair.end(2) :][:1] == "的"
+    return opens or bool(_ZH_COMPARING.search(question[pair.end(2) :]))
+
+
+def _word_at(text: str, at: int) -> str:
+    """The word (jieba) that starts at this offset, or "" when the offset is inside a word."""
+    import jieba
+
+    position = 0
+    for word in jieba.lcut(text, HMM=False):
+        if position == at:
+            return str(word)
+        if position > at:
+            return ""
+        position += len(word)
+    return ""
 
 
 # "What is the difference between apt and aptitude?": names that need not be capitalised (tools, commands).

@@ -13,7 +13,6 @@ were met (see extractive.py). The analysis goes into the trace.
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Literal
 
@@ -144,7 +143,13 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
         re.compile(r"多长时间|多久|多少(天|周|个月|年|小时|分钟|秒)|几(天|周|个月|年|小时|分钟)|时限"),
         AnswerType.DURATION,
     ),
-    (re.compile(r"什么时候|何时|哪一?年|哪一?天|几月|几号|什么日期|哪个月"), AnswerType.DATE),
+    # "几月几号" and "几号到" ask for a day; "几号球衣" for a number.
+    (
+        re.compile(
+            r"什么时候|何时|哪一?年|哪一?天|几月|几号(?![\u4e00-\u9fff])|几号(?=到|出发|开始|结束)|什么日期|哪个月"
+        ),
+        AnswerType.DATE,
+    ),
     (re.compile(r"多少|几[\u4e00-\u9fff]|多大|多高|多远|百分之几|比例"), AnswerType.NUMBER),  # 几座, 几个, 几倍
     (
         re.compile(r"如何|怎么(做|办|处理|解决|配置|设置|申请)?|怎样|步骤|流程|先查什么|应该(先)?做什么"),
@@ -260,48 +265,6 @@ def _constraints(text: str, zh: bool) -> list[Constraint]:
         if name and not _VERSION.fullmatch(words[0]):
             add("name", name)
     return found
-
-
-# "which coach", "what retired Argentine footballer": the words naming the kind of thing asked for.
-_ASKED_KIND = re.compile(
-    r"\b(?:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had|that|who|which|by|of|in|for|to|from|"
-    r"with|on|at|and)\b)[\w'-]+\s*){1,4})",
-    re.I,
-)
-
-
-# "what is the name of the waterfall ...": the kind is the waterfall, not the name.
-_NAME_OF_KIND = re.compile(
-    r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:name|title)s?\s+of\s+(?:the|a|an)\s+", re.I
-)
-
-
-def asked_kind(text: str) -> list[str] | None:
-    """The words (of four letters or more) naming the kind of thing a "which X / what X" question asks for, or
-    None when it names none ("who", "where", "what is")."""
-    text = _NAME_OF_KIND.sub("what ", text, count=1)
-    kind = _ASKED_KIND.search(text)
-    return None if kind is None else [w for w in kind.group(1).lower().split() if len(w) >= 4]
-
-
-def asked_head(text: str) -> str | None:
-    """The noun of the kind asked for: "which retired Argentine footballer" → footballer, "what Nevada county" →
-    county; the last word that is no participle ("what production company co-owned" → company)."""
-    words = asked_kind(text)
-    if not words:
-        return None
-    words = [w for w in words if not w.isdigit()] or words  # "what 2003 romantic comedy": no year is a kind
-
-    def describes(i: int, w: str) -> bool:  # a participle after the kind; "Christmas-themed comedy": before it
-        participle = w.endswith(("ed", "ing")) or w in _PARTICIPLES
-        return participle and ("-" not in w or i == len(words) - 1)
-
-    before = [w for _, w in itertools.takewhile(lambda iw: not describes(*iw), enumerate(words))]
-    return (before or words)[-1]
-
-
-# "what English-American actor known for ...": the kind ends before the participle that describes it.
-_PARTICIPLES = frozenset("known born made called named built written drawn held sung played run won seen".split())
 
 
 # ------------------------------------------------------------------------------------------ targets

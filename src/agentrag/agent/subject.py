@@ -16,8 +16,10 @@ import re
 from dataclasses import replace
 from typing import NamedTuple
 
-from agentrag.agent.question import Constraint, QuestionPart, asked_head, asked_kind
-from agentrag.agent.selection import Scored, Selector, asked
+from agentrag.agent.kind import asked_head, asked_kind
+from agentrag.agent.question import Constraint, QuestionPart
+from agentrag.agent.selection import Scored, Selector
+from agentrag.agent.typed import asked
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk

@@ -1,0 +1,222 @@
+"""Typed answers, model-free: whether a unit holds a value of the kind a question part asks for, and the answer in
+a few words from it: the value of the expected type nearest to the target words, the span that fills the
+question's gap ("由 ___ 合作开发"), a table row's cell, a definition.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrag.agent.gap import answer_clause, slot_span
+from agentrag.agent.kind import asked_head
+from agentrag.agent.question import QuestionPart
+from agentrag.agent.units import Unit, unit_tokens
+from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
+from agentrag.agent.zh_values import asked_unit, counted, whole_slot
+from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk, tokenize_query
+from agentrag.vocab import AnswerType
+
+# Types whose answer is a value a unit can hold; the others (list, steps, reason) are answered by sentences.
+VALUE_TYPES = frozenset(
+    {
+        AnswerType.NUMBER,
+        AnswerType.DURATION,
+        AnswerType.LEVEL,
+        AnswerType.DATE,
+        AnswerType.PERSON,
+        AnswerType.PLACE,
+        AnswerType.ENTITY,
+    }
+)
+_DEFINES = re.compile(
+    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
+    # "E1042 is a ...", but not "E1042 is the most common error": a superlative ranks, it does not define
+    r"(?<=\w) (is|are) (a|an|the)\b(?! (most|least|first|last|only|best|worst|\w+est)\b)|"
+    r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
+    re.I,
+)
+_CHANGE = re.compile(
+    r"由\s*[^，。；]{1,20}?\s*(?:缩短|延长|上调|下调|提高|降低|增加|减少|调整|改|变更|放宽|收紧)(?:为|至|到)\s*(?P<new>\S)|"
+    r"\bfrom\s+\S[^,;.]{0,30}?\s+to\s+(?P<new_en>\S)",
+    re.I,
+)
+_MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
+ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
+_YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
+
+
+# ------------------------------------------------------------------------------------------ typed answers
+
+
+def holds_answer(part: QuestionPart, unit: Unit) -> bool:
+    kind = part.answer_type
+    if kind == AnswerType.DEFINITION:
+        return definition(part, unit) is not None or (
+            has_cjk(part.text) and slot_span(part.text, unit.text) is not None
+        )
+    if kind == AnswerType.ENTITY and has_cjk(part.text):
+        # "X 的 Y 是什么" asks for a phrase more often than a name: a unit answers when it fills the gap.
+        return slot_span(part.text, unit.text) is not None
+    if kind in VALUE_TYPES:
+        return bool(_candidates(part, unit))
+    return False
+
+
+def asked(part: QuestionPart, value: str) -> bool:
+    """A value the question itself states ("2025-03-14 的周会…"), or the thing a side of it is about, is not its
+    answer."""
+    key = normalize_for_match(POSSESSIVE.sub("", value))
+    stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
+    if bool(key) and any(key in normalize_for_match(text) for text in stated):
+        return True
+    # The words of what is asked, in another order: "the Leader of Opposition" for "the current opposition leader"
+    # (but "Oklahoma City" answers "which city in Oklahoma": a constraint's word is no restatement).
+    words = set(tokenize_query(value)) if not has_cjk(value) else set()
+    return bool(words) and words <= set(part.target_tokens)
+
+
+_HONORIFIC = re.compile(r"\b(?:Hon|Mr|Mrs|Ms|Dr|Prof|Rev|Sen|Rep|Gov|Gen|Capt|Lt|Col|Sgt|Sir|Dame)\.?\s+$")
+
+
+def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
+    kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
+    found = [v for v in values(unit.text, kind) if not asked(part, v.text)]
+    if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
+        found = [v for v in found if not POSSESSIVE.search(v.text)] or found
+    if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
+        found = [v for v in found if looks_like_person(v.text)] or found
+        # "is Hon. Winnie Kiiza": a title before a name says it is someone's, unlike "the Shadow Cabinet".
+        found = [v for v in found if _HONORIFIC.search(unit.text, 0, v.start)] or found
+    elif kind == AnswerType.ENTITY and not has_cjk(part.text):
+        # "held at what sports complex": a name (the StubHub Center), not the date in the same sentence.
+        named = [v for v in values(unit.text, AnswerType.PLACE) if len(v.text) >= 3 and not asked(part, v.text)]
+        keep = {(v.start, v.end) for v in named}
+        found = [v for v in found if (v.start, v.end) in keep] or found
+    if kind in (AnswerType.ENTITY, AnswerType.PLACE) and (head := asked_head(part.text)) and not has_cjk(part.text):
+        # "in what Nevada county": a name that says it is one (Clark County), over a town or an acronym beside it.
+        found = [v for v in found if re.search(rf"\b{re.escape(head)}s?$", v.text, re.I)] or found
+    if kind == AnswerType.DATE and ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
+        found = [
+            Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
+        ]
+    if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
+        # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
+        found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]
+    change = _CHANGE.search(unit.text)
+    if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
+        at = change.start("new") if change.group("new") else change.start("new_en")
+        found = [v for v in found if v.start >= at] or found
+    if unit.kind == "row":
+        cells = [v for _, v in _answer_cells(part, unit)]
+        found = [v for v in found if any(v.text in cell for cell in cells)]
+        if kind == AnswerType.ENTITY:
+            found = found or [Value(v, 0, 0) for v in cells if v]
+    return found
+
+
+def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
+    """The cells of a table row that can hold the answer: those under a header naming the target, else every
+    value cell when the row's own key names a constraint or the target (the SEV-2 row) or its table's caption
+    names the target, else none: a row that only mentions the target in a cell ("Meaning: Indexing quota
+    exceeded") does not give its value in another column ("HTTP: 429")."""
+    cells = [(h, v) for h, v in unit.cells[1:] if not asked(part, v)]
+    wanted = set(part.target_tokens)
+    named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
+    if named:
+        return named
+    key = unit_tokens(unit.first_cell)
+    in_cells = frozenset().union(*(unit_tokens(h) | unit_tokens(v) for h, v in unit.cells))
+    caption = unit.tokens - in_cells  # the table's caption: "住宿费按城市类别和职级设上限" above its rows
+    keyed = any(set(unit_tokens(c.text)) & key for c in part.constraints) or bool(wanted & (key | caption))
+    return cells if keyed else []
+
+
+def definition(part: QuestionPart, unit: Unit) -> str | None:
+    """The defining words: a table row's meaning cell, or what follows "X means" / "X 是指" in a sentence."""
+    subjects = [c.text for c in part.constraints] or [part.target]
+    if unit.kind == "row":
+        if not any(normalize_for_match(s) in normalize_for_match(unit.first_cell) for s in subjects if s):
+            return None
+        for header, value in unit.cells[1:]:
+            if _MEANING_HEADERS.search(header):
+                return value
+        return unit.cells[1][1] if len(unit.cells) > 1 else None
+    text = unit.text
+    for subject in subjects:
+        at = text.find(subject) if subject else -1
+        if at < 0:
+            continue
+        m = _DEFINES.search(text, at + len(subject))
+        if m and m.start() - (at + len(subject)) <= 12:
+            return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
+    return None
+
+
+def _near(candidates: list[Value], text: str, anchors: list[str]) -> Value:
+    """The candidate closest to where the target words occur in the text."""
+    spots = [m.start() for a in anchors if a for m in re.finditer(re.escape(a), text, re.I)]
+    if not spots:
+        return candidates[0]
+    return min(candidates, key=lambda v: min(abs(v.start - s) for s in spots))
+
+
+def _row_value(part: QuestionPart, unit: Unit) -> str | None:
+    """In a table row, the first cell that can hold the answer and holds a value of the asked type."""
+    kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
+    for _, value in _answer_cells(part, unit):
+        if kind == AnswerType.ENTITY or values(value, kind):
+            return value
+    return None
+
+
+def short_answer(part: QuestionPart, unit: Unit) -> str | None:
+    """The answer in a few words, from the unit; None when the type has no short form or nothing fits."""
+    kind = part.answer_type
+    if kind == AnswerType.DEFINITION:
+        found = definition(part, unit) or (slot_span(part.text, unit.text) if has_cjk(part.text) else None)
+        return _clip(found) if found else None
+    if kind not in VALUE_TYPES:
+        return _clause(part, unit) if has_cjk(part.text) else None
+    if unit.kind == "row":
+        # A cell or nothing: words around a cell ("Meaning: Indexing") are no answer.
+        cell = _row_value(part, unit)
+        year = _YEAR.search(cell) if cell and kind == AnswerType.DATE and ASKS_YEAR.search(part.text) else None
+        return year.group(0) if year else cell
+    if kind == AnswerType.ENTITY and has_cjk(part.text):
+        return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
+    candidates = _candidates(part, unit)
+    slot = slot_span(part.text, unit.text)
+    if slot is not None:
+        inside = [v for v in candidates if v.text in slot]
+        if inside and whole_slot(part, slot, inside):
+            return slot
+        if inside:
+            return inside[0].text
+        if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
+            # A person or a place is a name: words in the gap that name no one are not the answer; and a name
+            # elsewhere in the sentence beats words in the gap that hold none ("held on July 21 at the StubHub Center").
+            return slot
+    if not candidates:
+        return None
+    return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+def _clause(part: QuestionPart, unit: Unit) -> str | None:
+    found = answer_clause(part, unit.text)
+    return _clip(found) if found else None
+
+
+def in_gap(part: QuestionPart, unit: Unit) -> bool:
+    """The unit holds a value of the expected type inside the span that fills the question's gap."""
+    slot = slot_span(part.text, unit.text)
+    if slot is None:
+        return False
+    if part.answer_type not in VALUE_TYPES:
+        return True
+    return any(v.text in slot or slot in v.text for v in _candidates(part, unit))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,111 @@
+"""Chinese single-fact questions, model-free: which sentence of the right passage answers, and where its short
+answer starts and ends. Every sentence here is made up for the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrag.agent.planner import comparison_entities, rule_plan
+from agentrag.agent.question import analyze
+from agentrag.agent.synthesizer import ExtractiveSynthesizer, build_context
+from agentrag.embed.base import Embedder
+from agentrag.settings import Settings
+from tests.agent.test_bridges import _ask
+from tests.agent.test_roles import evidence
+
+
+def test_a_noun_pair_inside_the_question_is_not_a_comparison() -> None:
+    """ "A和B" after the question word, or a 和 inside a word, names one thing asked about: one search, one part."""
+    for question in (
+        "青海湖为什么没有渔船和码头？",  # the pair is what the question asks about
+        "梅山和平镇位于哪里？",  # 和平 is a word: no 和 to split at
+        "老王跟随谁学习书法？",  # 跟随 is a verb
+        "这座桥的长度和宽度是多少米？",  # no comparison asked, the pair does not open the question
+    ):
+        assert comparison_entities(question) == [], question
+        assert len(rule_plan(question)) == 1, question
+        assert len(analyze(question).parts) == 1, question
+    # Comparisons still split: asked to compare, or a pair that opens the question ("A 和 B 的 X").
+    assert comparison_entities("红茶和绿茶有什么区别？") == ["红茶", "绿茶"]
+    assert comparison_entities("苹果与梨哪个更甜？") == ["苹果", "梨"]
+    assert comparison_entities("甲城和乙城的人口各是多少？") == ["甲城", "乙城"]
+
+
+DOCS = {
+    "qingshi.md": "# 青石镇\n\n青石镇位于四川省西部山区河谷地带，是一个古老的集镇。"
+    "青石镇没有渔船和码头，因是一个远离江河的山区小镇。\n",
+    "square.md": "# 白石广场\n\n白石广场建于1998年，有3个出口，面积为5200平方米。\n",
+    "lin.md": "# 林远山\n\n林远山是一位物理学家。林远山于1990年获得青山物理学奖，后来移居海外。\n",
+    "bird.md": "# 白头雀\n\n白头雀，又称雪顶雀，是一种小型鸣禽。\n",
+    "alloy.md": "# 铋锡合金\n\n铋锡合金熔点很低，主要被加工成保险丝。\n",
+    "sat.md": "# 星海一号\n\n星海一号卫星于2001年5月由长风二号火箭发射升空。\n",
+    "salt.md": "# 盐湖法\n\n盐湖法是用来生产碳酸锂的一种方法。\n",
+    "film.md": "# 远山 (电影)\n\n《远山》是由青禾影业和北辰传媒合作出品的电影。\n",
+    "zhou.md": "# 周大川\n\n周大川于2015年加盟本队，身穿8号球衣，司职后卫。\n",
+    "red.md": "# 红石铁路\n\n红石铁路是一条支线铁路。线路全长48公里，设计时速每小时120公里。\n",
+    "green.md": "# 青石铁路\n\n青石铁路西起红石铁路的终点站，是红石铁路的延伸线，正线全长12公里。\n",
+    "bluelake.md": "# 蓝湖卫星\n\n蓝湖卫星（英文：BLUELAKE-2）是北方航天公司制造的通信卫星。\n",
+    "liuan.md": "# 柳岸站\n\n柳岸站位于河东区，由河东铁道公司所经营。\n",
+    "zhouqing.md": "# 周青\n\n周青是一位作家。周青的首部作品乃《远方的灯》，于1960年出版。\n",
+    "finch.md": "# 灰顶雀\n\n灰顶雀，俗名为山麻仔，为雀科的一种。\n",
+}
+
+
+def test_chinese_short_answers_start_and_end_where_the_answer_does(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Over one knowledge base of made-up pages, each short answer is the span a reader would underline."""
+    asked = {
+        "青石镇为什么没有渔船和码头？": "因是一个远离江河的山区小镇",  # one question, not "渔船" and "码头" compared
+        "青石镇位于哪里？": "四川省西部山区河谷地带",  # the address, not its first place name
+        "《远山》是由哪两个公司合作出品的？": "青禾影业和北辰传媒",  # both names
+        "林远山在1990年获得了什么奖？": "青山物理学奖",  # the kind asked for (奖) ends the name
+        "白头雀又叫什么？": "雪顶雀",  # without the relation word 又称
+        "铋锡合金主要被加工成什么？": "保险丝",  # a three-character name, not the clause around it
+        "星海一号卫星由什么火箭发射？": "长风二号火箭",  # after the 由 the question has too, not the date before it
+        "盐湖法是用来生产什么的？": "碳酸锂",  # "什么的": the answer stops at 的
+        "白石广场面积有多少平方米？": "5200平方米",  # the unit asked in
+        "周大川身穿几号球衣？": "8号",  # a number (not a date), in the unit asked
+        "红石铁路全长多少公里？": "48公里",  # from the page the question names, not the page naming it in passing
+        "蓝湖卫星由什么公司制造？": "北方航天公司",  # not the tail of the parenthesis before it
+        "柳岸站由什么公司经营？": "河东铁道公司",  # without the 所 of 所经营
+        "周青的首部作品叫什么？": "远方的灯",  # without 乃
+        "灰顶雀的俗名叫什么？": "山麻仔",  # without 俗名为, also when the answer is a whole clause
+    }
+    answers = _ask(settings, embedder, tmp_path, DOCS, *asked)
+    assert {q: a.short_answer for q, a in zip(asked, answers, strict=True)} == asked
+
+
+def test_one_search_fills_the_answer_with_as_many_sentences_as_several() -> None:
+    """With no sub-queries (single mode), the question alone picks the supporting sentences, up to the same number
+    a planned question gets: five, not three."""
+    text = (
+        "青石镇是一个古老的集镇。青石镇的老街长约两公里。青石镇每年春天举行庙会。青石镇的集市每五天一次。"
+        "青石镇的特产是竹编和腊肉。青石镇的居民大多姓李。青石镇的小学建于1950年。"
+    )
+    context = build_context([evidence(text, "青石镇")], "青石镇", 2000, 8)
+    answer = ExtractiveSynthesizer().answer("青石镇有什么特点？", [], context, [])
+    supporting = answer.splitlines()[-1]  # after the short answer's line
+    assert supporting.count("[1]") == 5
+
+
+def test_supporting_sentences_come_from_the_page_the_question_names() -> None:
+    """ "红石铁路沿线…有什么特点": the red line's own sentences support the answer, though the other page repeats the
+    question's words more often."""
+    red = evidence(
+        "红石铁路是一条支线铁路。红石铁路全长48公里。该线位于亚热带，地势平坦，沿线多稻田。红石铁路于1990年通车。"
+        "红石铁路由省铁路局管理。",
+        "红石铁路",
+        "red",
+        1,
+    )
+    green = evidence(
+        "青石铁路在地理位置上有重要意义，沿线连接红石铁路。青石铁路的地理位置特点受到关注。"
+        "青石铁路沿线设有五个车站，地理位置优越。青石铁路沿线的特点是山多。",
+        "青石铁路",
+        "green",
+        2,
+    )
+    context = build_context([red, green], "红石铁路", 2000, 8)
+    answer = ExtractiveSynthesizer().answer("红石铁路沿线在地理位置有什么特点？", [], context, [])
+    assert "地势平坦" in answer
