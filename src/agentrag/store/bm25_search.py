@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentrag.store.bm25 import BOUND_TITLE_WEIGHT, K1, B, Segment
+from agentrag.store.bm25_terms import term_ids
 
 # Relative slack on every pruning comparison: partial sums added in another order than the final one
 # differ from it in the last bits, so a row is dropped only when it misses the k-th score by more than this.
@@ -113,11 +114,13 @@ class Bm25Index:
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
         """The query's distinct tokens that match a live row, in order of first appearance."""
         out: list[QueryTerm] = []
-        for token, repeats in Counter(tokens).items():
+        counts = Counter(tokens)
+        ids = [term_ids(segment.terms, list(counts)) for segment in self.segments]
+        for n, repeats in enumerate(counts.values()):
             spans: list[tuple[int, int, int]] = []
             hits = 0
             for i, segment in enumerate(self.segments):
-                t = segment.terms.get(token)
+                t = ids[i][n]
                 if t is None:
                     spans.append((-1, 0, 0))
                     continue
@@ -147,6 +150,7 @@ class Bm25Index:
         """The live rows of a term's postings in segment i and the term's contribution to each."""
         segment = self.segments[i]
         _, lo, hi = term.spans[i]
+        segment.will_read(lo, hi)
         rows, tt, tb = segment.rows[lo:hi], segment.tf_title[lo:hi], segment.tf_body[lo:hi]
         mask = self.masks[i]
         if mask is not None:
