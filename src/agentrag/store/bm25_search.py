@@ -264,7 +264,9 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int) -> tuple[Rows, Floats]:
         distinct, inverse = np.unique(rows, return_inverse=True)
         return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
     sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
-    hit = np.flatnonzero(np.bincount(rows, minlength=size)).astype(np.int32)
+    seen = np.zeros(size, dtype=np.bool_)  # a row can sum to 0 (title weight 0), so not flatnonzero(sums)
+    seen[rows] = True
+    hit = np.flatnonzero(seen).astype(np.int32)
     return hit, sums[hit]
 
 
