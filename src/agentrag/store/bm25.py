@@ -167,7 +167,11 @@ class Segment:
         # Plain arrays over the mapping, not np.memmap: slicing an np.memmap costs a Python-level __getitem__
         # and __array_finalize__ per postings list (three per query token), a tenth of a BM25 search.
         # Mapped read page by page (`mapping`): a query reads a few terms' postings, never the whole file.
-        arrays = {name: map_npy(directory / f"{name}.npy") for name in cls._ARRAYS}
+        # The row lengths are read whole at open (the index's length norms): asked for in one read.
+        arrays = {
+            name: map_npy(directory / f"{name}.npy", "MADV_WILLNEED" if name == "lengths" else "MADV_RANDOM")
+            for name in cls._ARRAYS
+        }
         terms: Mapping[str, int]
         if meta["format"] == FORMAT:
             terms = TermTable.load(directory)

@@ -43,9 +43,10 @@ def map_file(path: Path, advice: str | None = "MADV_RANDOM") -> mmap.mmap:
     return mapped
 
 
-def map_npy(path: Path) -> npt.NDArray[Any]:
+def map_npy(path: Path, advice: str = "MADV_RANDOM") -> npt.NDArray[Any]:
     """A `.npy` file's array, read-only over a mapping read page by page (what `np.load(mmap_mode="r")` gives,
-    without the readahead around each fault). ValueError on a file that is not a whole, plain `.npy`."""
+    without the readahead around each fault), or with another `advice` (MADV_WILLNEED: an array about to be read
+    whole, in one read). ValueError on a file that is not a whole, plain `.npy`."""
     with path.open("rb") as handle:
         version = np.lib.format.read_magic(handle)
         if version == (1, 0):
@@ -62,7 +63,7 @@ def map_npy(path: Path) -> npt.NDArray[Any]:
         raise ValueError(f"{path.name}: truncated")
     if count == 0:
         return np.zeros(shape, dtype=dtype)
-    array = np.frombuffer(map_file(path), dtype=dtype, count=count, offset=offset)
+    array = np.frombuffer(map_file(path, advice), dtype=dtype, count=count, offset=offset)
     return array.reshape(shape)
 
 
