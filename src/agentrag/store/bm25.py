@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 FORMAT = "agentrag-bm25/3"
 FORMAT_2 = "agentrag-bm25/2"
 BOUND_TITLE_WEIGHT = 2.0  # the title weight the saved bounds assume (the default); others scale them
-PREFETCH_POSTINGS = 16_384  # postings (64 KB of rows) from which a run is asked for in one read
+PREFETCH_POSTINGS = 1024  # postings (a page of rows) from which a term's run is asked for in one read
 
 
 def fts5_tokens(text: str) -> list[str]:
@@ -72,6 +72,7 @@ class Segment:
     bound_avgdl: float
     # Where the postings arrays lie in their mapped files (a saved segment only): see `will_read`.
     origins: tuple[Origin | None, ...] = field(default=(), repr=False, compare=False)
+    _asked: set[int] = field(default_factory=set, repr=False, compare=False)  # terms whose run was asked for
 
     @classmethod
     def build(cls, items: Iterable[tuple[int, str, str]]) -> Segment:
@@ -119,10 +120,12 @@ class Segment:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def will_read(self, lo: int, hi: int) -> None:
-        """Postings [lo, hi) of a saved segment are about to be read whole: ask for a long run of them in one
-        read per array (the mapping is otherwise read page by page, as a scattered access wants)."""
-        if self.origins and hi - lo >= PREFETCH_POSTINGS:
+    def will_read(self, t: int, lo: int, hi: int) -> None:
+        """Term t's postings [lo, hi) of a saved segment are about to be read: ask for a run of more than a page
+        in one read per array, once per term in this process (the mapping is otherwise read page by page, as a
+        scattered access wants; asking again for pages in memory would only cost system calls)."""
+        if self.origins and hi - lo >= PREFETCH_POSTINGS and t not in self._asked:
+            self._asked.add(t)
             arrays: tuple[npt.NDArray[Any], ...] = (self.rows, self.tf_title, self.tf_body)
             for where, array in zip(self.origins, arrays, strict=True):
                 will_read(where, lo, hi, array.itemsize)
@@ -186,7 +189,7 @@ class Segment:
         if len(arrays["keys"]) != meta["rows"] or int(arrays["indptr"][-1]) != len(arrays["rows"]):
             raise ValueError("row count and postings disagree")
         origins = tuple(origin(arrays[name]) for name in ("rows", "tf_title", "tf_body"))
-        segment = cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), origins=origins, **arrays)
+        segment = cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), origins=origins, **cast(Any, arrays))
         return segment, int(meta["generation"])
 
     @staticmethod

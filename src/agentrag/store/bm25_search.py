@@ -149,8 +149,8 @@ class Bm25Index:
     def _score(self, i: int, term: QueryTerm, title_weight: float) -> tuple[Rows, Floats]:
         """The live rows of a term's postings in segment i and the term's contribution to each."""
         segment = self.segments[i]
-        _, lo, hi = term.spans[i]
-        segment.will_read(lo, hi)
+        t, lo, hi = term.spans[i]
+        segment.will_read(t, lo, hi)
         rows, tt, tb = segment.rows[lo:hi], segment.tf_title[lo:hi], segment.tf_body[lo:hi]
         mask = self.masks[i]
         if mask is not None:
@@ -162,7 +162,9 @@ class Bm25Index:
     def _lookup(self, i: int, term: QueryTerm, rows: Rows, title_weight: float) -> tuple[Any, Floats]:
         """Which of `rows` (ascending, live) hold the term in segment i, and its contribution to those."""
         segment = self.segments[i]
-        _, lo, hi = term.spans[i]
+        t, lo, hi = term.spans[i]
+        if len(rows) * 8 > hi - lo:  # binary searches of this many rows touch most pages of the run
+            segment.will_read(t, lo, hi)
         posted = segment.rows[lo:hi]
         at = np.minimum(np.searchsorted(posted, rows), max(hi - lo - 1, 0))
         found = posted[at] == rows if hi > lo else np.zeros(len(rows), dtype=np.bool_)

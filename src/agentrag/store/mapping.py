@@ -74,7 +74,7 @@ def origin(array: npt.NDArray[Any]) -> Origin | None:
     """Where a 1-d array made by `map_npy` lies in its mapping (None for any other array)."""
     base: Any = array
     while base is not None and not isinstance(base, mmap.mmap):
-        base = getattr(base, "base", None)
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
     if base is None or array.ndim != 1:
         return None
     start = int(np.frombuffer(base, dtype=np.uint8, count=1).ctypes.data) if len(base) else 0
