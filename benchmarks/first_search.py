@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+FIRST = ("bm25 open", "dense open", "bm25 query", "dense query", "feedback", "chunks")  # one hybrid search
 
 
 def _files(home: Path) -> list[Path]:
@@ -191,6 +192,14 @@ def _print(label: str, result: dict[str, Any]) -> None:
             f"{r['VmRSS']:>7.1f} {r['RssAnon']:>7.1f} {r['RssFile']:>7.1f}"
         )
     print("mapped, resident MB: " + ", ".join(f"{k} {v}" for k, v in result["mapped_mb"].items()))
+    steps = {r["step"]: r for r in result["steps"]}
+    first = [steps[name] for name in FIRST if name in steps]
+    if first:
+        print(
+            f"first search (the steps {FIRST[0]} to {FIRST[-1]}): {sum(r['wall_s'] for r in first):.3f} s wall, "
+            f"{sum(r['cpu_s'] for r in first):.3f} s CPU, {sum(r['read_mb'] for r in first):.1f} MB read; "
+            f"RSS after it {first[-1]['VmRSS']} MB (anon {first[-1]['RssAnon']}, file {first[-1]['RssFile']})"
+        )
 
 
 def main() -> None:
