@@ -148,6 +148,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
                 store._derived.dense()
 
         steps.run("bm25 open", bm25_open)
+        if args.bm25_only:
+            steps.run("bm25 query", lambda: store.search_bm25(tokens, 50))
+            if args.more:
+                steps.run("200 more", lambda: [store.search_bm25(t, 50) for t in all_tokens])
+            return {"steps": steps.rows, "mapped_mb": _mapped(kb.path.resolve()), "load": os.getloadavg()}
         steps.run("dense open", dense_open)
         bm25 = steps.run("bm25 query", lambda: store.search_bm25(tokens, 50))
         dense = steps.run("dense query", lambda: store.search_dense(vectors[0], 50))
@@ -174,6 +179,7 @@ def _one(src: Path | None, kb: Path, args: argparse.Namespace, cold: bool) -> di
     cmd = [sys.executable, __file__, "--child", "--kb", str(kb.resolve()), "--data", str(args.data)]
     cmd += ["--whole"] if args.whole else []
     cmd += ["--more"] if args.more else []
+    cmd += ["--bm25-only"] if args.bm25_only else []
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     if src is not None:
         env["PYTHONPATH"] = str(src.resolve())
@@ -217,6 +223,7 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="time the first search whole, as scale.py does")
     parser.add_argument("--more", action="store_true", help="then 200 more hybrid searches (RSS after them)")
     parser.add_argument("--json", type=Path, help="write every run's result here")
+    parser.add_argument("--bm25-only", action="store_true", help="the BM25 steps only (200 more: BM25 searches)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
