@@ -42,7 +42,7 @@ def test_saved_bm25_postings_and_terms_are_mapped_for_scattered_reads(tmp_path: 
     reopened = open_store(path, 1000)
     assert reopened.search_bm25(["alpha", "word3"], 5)
     mapped = mappings(path.parent.resolve())
-    for name in ("rows.npy", "tf_title.npy", "tf_body.npy", "indptr.npy", "term_table.npy", "terms.bin"):
+    for name in ("rows.npy", "tf_title.npy", "tf_body.npy", "term_table.npy", "term_hashes.npy", "terms.bin"):
         assert mapped.get(name), name
         assert all("rr" in flags for flags in mapped[name]), name  # rr: MADV_RANDOM
     reopened.close()

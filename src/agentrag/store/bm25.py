@@ -47,7 +47,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 FORMAT = "agentrag-bm25/3"
 FORMAT_2 = "agentrag-bm25/2"
 BOUND_TITLE_WEIGHT = 2.0  # the title weight the saved bounds assume (the default); others scale them
-PREFETCH_POSTINGS = 1024  # postings (a page of rows) from which a term's run is asked for in one read
+PREFETCH_POSTINGS = 64  # postings from which a term's run is asked for at once (rows and frequencies together)
 
 
 def fts5_tokens(text: str) -> list[str]:
@@ -121,9 +121,10 @@ class Segment:
         return len(self.keys)
 
     def will_read(self, t: int, lo: int, hi: int) -> None:
-        """Term t's postings [lo, hi) of a saved segment are about to be read: ask for a run of more than a page
-        in one read per array, once per term in this process (the mapping is otherwise read page by page, as a
-        scattered access wants; asking again for pages in memory would only cost system calls)."""
+        """Term t's postings [lo, hi) of a saved segment are about to be read: ask for the run in one read per
+        array, the three at once, once per term in this process (the mapping is otherwise read page by page, as
+        a scattered access wants, one fault after another; asking again for pages in memory would only cost
+        system calls)."""
         if self.origins and hi - lo >= PREFETCH_POSTINGS and t not in self._asked:
             self._asked.add(t)
             arrays: tuple[npt.NDArray[Any], ...] = (self.rows, self.tf_title, self.tf_body)
@@ -141,6 +142,7 @@ class Segment:
     # ------------------------------------------------------------------ files
 
     _ARRAYS = ("keys", "lengths", "indptr", "rows", "tf_title", "tf_body", "bounds")
+    _POSTINGS = ("rows", "tf_title", "tf_body")
 
     def save(self, directory: Path, generation: int) -> None:
         """Write to `directory` atomically (a temporary directory renamed into place)."""
@@ -170,9 +172,11 @@ class Segment:
         # Plain arrays over the mapping, not np.memmap: slicing an np.memmap costs a Python-level __getitem__
         # and __array_finalize__ per postings list (three per query token), a tenth of a BM25 search.
         # Mapped read page by page (`mapping`): a query reads a few terms' postings, never the whole file.
-        # The row lengths are read whole at open (the index's length norms): asked for in one read.
+        # The per-row and per-term arrays (keys, lengths, indptr, bounds: 22 MB at a million chunks) are read
+        # whole at open, in the background: the lengths for the length norms at once, the others a few entries
+        # per query term all over them. The postings (450 MB there) are read as terms ask: `will_read`.
         arrays = {
-            name: map_npy(directory / f"{name}.npy", "MADV_WILLNEED" if name == "lengths" else "MADV_RANDOM")
+            name: map_npy(directory / f"{name}.npy", "MADV_RANDOM" if name in cls._POSTINGS else "MADV_WILLNEED")
             for name in cls._ARRAYS
         }
         terms: Mapping[str, int]
@@ -188,7 +192,7 @@ class Segment:
             raise ValueError("term list and bounds disagree")
         if len(arrays["keys"]) != meta["rows"] or int(arrays["indptr"][-1]) != len(arrays["rows"]):
             raise ValueError("row count and postings disagree")
-        origins = tuple(origin(arrays[name]) for name in ("rows", "tf_title", "tf_body"))
+        origins = tuple(origin(arrays[name]) for name in cls._POSTINGS)
         segment = cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), origins=origins, **cast(Any, arrays))
         return segment, int(meta["generation"])
 
