@@ -34,6 +34,9 @@ SLACK = 1e-9
 # A segment whose query postings number fewer than this is scored exhaustively: measured on the 100k scale
 # index (benchmarks/bm25_prune.py), pruning costs more than it saves below about 30-50k postings.
 PRUNE_MIN = 32_768
+# A saved segment's postings runs up to this long (256 KB of rows) are asked for from storage as soon as the
+# query's terms are known, all at once; longer ones only when scored in full (pruning may read a few pages).
+PREFETCH_TOGETHER = 65_536
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -133,6 +136,11 @@ class Bm25Index:
             if idf <= 0.0:
                 idf = 1e-6
             out.append(QueryTerm(repeats * idf, spans))
+        for i, segment in enumerate(self.segments):  # the query's short runs asked for together, not in turn
+            for term in out:
+                t, lo, hi = term.spans[i]
+                if hi - lo <= PREFETCH_TOGETHER:
+                    segment.will_read(t, lo, hi)
         return out
 
     def _live_count(self, i: int, lo: int, hi: int) -> int:
