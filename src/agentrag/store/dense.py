@@ -127,10 +127,11 @@ class ExactIndex:
 
 
 # A viewed file whose vectors take more than this is read as it is searched, page by page; a smaller one is read
-# whole at open. On the benchmark machine one search read 4,658 pages of a 250k-vector file (0.48 s cold) where
-# reading its 218 MB whole took 0.21 s; at a million vectors (768 MB) the whole read grows fourfold and the pages
-# a search visits barely (BENCHMARKS.md, "First search after open and memory").
-_READ_WHOLE_MAX = 512 << 20
+# whole at open. Measured cold on the benchmark machine (BENCHMARKS.md, "First search after open and memory"): at
+# a million vectors (768 MB) page by page made the first search 0.35 s faster but the 200 searches after it 4.7x
+# slower (167,537 page reads); at 250k the first search alone was slower. Past a few GB, reading a file whole at
+# each open would hold more memory than the searches need: not measured.
+_READ_WHOLE_MAX = 4 << 30
 
 
 def _view(path: Path, meta: dict[str, Any], ef_search: int) -> Any:
