@@ -5,6 +5,7 @@ queries), p50 / p95, round by round.
 
     python benchmarks/hybrid_same.py --before /work/main/src --after src --home HOME --data ../shared/data/hotpotqa
     python benchmarks/hybrid_same.py --before /work/main/src --after src --scale WORK/n10000/home --data ../shared/data
+    (--scale-after COPY: the second version searches a copy, when the two save their indexes in different formats)
 
 With `--data SET_DIR` the knowledge base is the one `agentrag eval SET_DIR --home HOME` built (a copy: this
 script only reads it) and the queries are the set's, embedded once with the configured embedder and given to
@@ -114,13 +115,19 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True, help="a dev set's folder (or, with --scale, all of them)")
     parser.add_argument("--home", type=Path, help="the --home that `agentrag eval` built the set's knowledge base in")
     parser.add_argument("--scale", type=Path, help="a knowledge base home built by benchmarks/scale.py")
+    parser.add_argument(
+        "--scale-after", type=Path, help="a copy of --scale for --after (when the versions save different formats)"
+    )
     parser.add_argument("-k", type=int, help="hits per search (default: 60, as the eval; 10 with --scale)")
     parser.add_argument("--limit", type=int, help="the first N queries only")
     parser.add_argument("--rounds", type=int, default=1, help="run both versions this many times, alternately")
     parser.add_argument("--search", action="store_true", help=argparse.SUPPRESS)  # internal: one version's searches
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
+    parser.add_argument("--scale-child", type=Path, help=argparse.SUPPRESS)  # internal: --scale-after's home
     args = parser.parse_args()
+    if args.scale_child:
+        args.scale = args.scale_child
     if args.k is None:
         args.k = 10 if args.scale else 60
     if args.search:
@@ -135,6 +142,8 @@ def main() -> None:
                 out = Path(tmp) / f"{name}.json"
                 cmd = [sys.executable, __file__, "--search", "--out", str(out), "--vectors", str(Path(tmp) / "q.npy")]
                 cmd += [a for a in sys.argv[1:] if a != "--search"]
+                if name == "after" and args.scale_after:
+                    cmd += ["--scale-child", str(args.scale_after)]
                 env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
                 load = " ".join(f"{x:.1f}" for x in os.getloadavg())
                 subprocess.run(cmd, check=True, env=env)

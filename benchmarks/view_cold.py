@@ -1,11 +1,13 @@
-"""Cold open of a saved HNSW file as a view, and its first search, with and without the read-ahead hint (issue 14).
+"""Cold open of a saved HNSW file as a view, and its first search: usearch's own view against the store's (issue 14).
 
     python benchmarks/view_cold.py --path /tmp/u50k.usearch --rounds 12     (built there first if missing: --build N)
 
 Before each run the file's pages are dropped from the OS page cache (`posix_fadvise(DONTNEED)` on that one
 file: no global cache drop, which needs root), then a fresh `Index.restore(view=True)` and one search of k=50
-are timed: "plain" as main opened it, "read-ahead" after `store.dense._read_ahead` (WILLNEED). Alternating,
-medians and every round printed, with the major page faults of each run.
+are timed: "plain" as usearch opens it (`Index.restore(path, view=True)`), "store" as the store does
+(`store.dense._view`: a mapping of its own, the graph read ahead, the vectors of a large file read page by page;
+before that, a WILLNEED hint on the whole file). Alternating, medians and every round printed, with the major
+page faults of each run.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     from usearch.index import Index
 
-    from agentrag.store.dense import _read_ahead
+    from agentrag.store.dense import _view
 
     if not args.path.exists():
         _build(args.path, args.build)
@@ -58,14 +60,13 @@ def main() -> None:
     def plain() -> None:
         Index.restore(str(args.path), view=True).search(query, 50)
 
-    def read_ahead() -> None:
-        _read_ahead(args.path)
-        plain()
+    def store() -> None:
+        _view(args.path, Index.metadata(str(args.path)), 128).search(query, 50)
 
-    seconds: dict[str, list[float]] = {"plain": [], "read-ahead": []}
-    faults: dict[str, list[int]] = {"plain": [], "read-ahead": []}
+    seconds: dict[str, list[float]] = {"plain": [], "store": []}
+    faults: dict[str, list[int]] = {"plain": [], "store": []}
     for _ in range(args.rounds):
-        for name, run in (("plain", plain), ("read-ahead", read_ahead)):
+        for name, run in (("plain", plain), ("store", store)):
             _evict(args.path)
             before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
             started = time.perf_counter()

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agentrag.store import bm25_search
+from agentrag.store import bm25, bm25_search
 from agentrag.store.bm25 import K1, B, Segment
 from agentrag.store.bm25_search import Bm25Index
 
@@ -197,7 +197,7 @@ def test_an_index_saved_in_the_old_format_is_rebuilt(tmp_path: Path) -> None:
     (saved / "bounds.npy").unlink()  # format 1 had no bounds
     again = SQLiteStore(store.path)
     assert again.search_bm25(["alpha", "mountain"], 10) == want
-    assert json.loads((saved / "meta.json").read_text())["format"] == "agentrag-bm25/2"
+    assert json.loads((saved / "meta.json").read_text())["format"] == bm25.FORMAT  # the current one
     assert (saved / "bounds.npy").exists()
     again.close()
 

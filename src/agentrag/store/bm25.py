@@ -24,13 +24,16 @@ import os
 import re
 import shutil
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+
+from agentrag.store.bm25_terms import TermTable, vocabulary
+from agentrag.store.mapping import Origin, map_npy, origin, will_read
 
 K1 = 1.2
 B = 0.75
@@ -39,8 +42,12 @@ B = 0.75
 _ASCII_TOKEN = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # 2: per-term score bounds (`Segment.bounds`) for pruned top-k search; files of format 1 are rebuilt.
-FORMAT = "agentrag-bm25/2"
+# 3: the term dictionary in mapped files (`bm25_terms`) instead of `terms.txt`; format 2 is read (a dict of its
+# terms.txt) and saved again as 3 by the text index, its postings unchanged.
+FORMAT = "agentrag-bm25/3"
+FORMAT_2 = "agentrag-bm25/2"
 BOUND_TITLE_WEIGHT = 2.0  # the title weight the saved bounds assume (the default); others scale them
+PREFETCH_POSTINGS = 64  # postings from which a term's run is asked for at once (rows and frequencies together)
 
 
 def fts5_tokens(text: str) -> list[str]:
@@ -54,7 +61,7 @@ class Segment:
 
     keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.int32]  # D: tokens in title and body
-    terms: dict[str, int]
+    terms: Mapping[str, int]  # a dict while built in memory, a mapped `TermTable` once saved
     indptr: npt.NDArray[np.int64]  # term t's postings are [indptr[t], indptr[t + 1])
     rows: npt.NDArray[np.int32]
     tf_title: npt.NDArray[np.uint16]
@@ -63,6 +70,9 @@ class Segment:
     # BOUND_TITLE_WEIGHT; bound_avgdl is this segment's mean row length (see `bm25_topk.upper_bound`).
     bounds: npt.NDArray[np.float64]
     bound_avgdl: float
+    # Where the postings arrays lie in their mapped files (a saved segment only): see `will_read`.
+    origins: tuple[Origin | None, ...] = field(default=(), repr=False, compare=False)
+    _asked: set[int] = field(default_factory=set, repr=False, compare=False)  # terms whose run was asked for
 
     @classmethod
     def build(cls, items: Iterable[tuple[int, str, str]]) -> Segment:
@@ -110,6 +120,17 @@ class Segment:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def will_read(self, t: int, lo: int, hi: int) -> None:
+        """Term t's postings [lo, hi) of a saved segment are about to be read: ask for the run in one read per
+        array, the three at once, once per term in this process (the mapping is otherwise read page by page, as
+        a scattered access wants, one fault after another; asking again for pages in memory would only cost
+        system calls)."""
+        if self.origins and hi - lo >= PREFETCH_POSTINGS and t not in self._asked:
+            self._asked.add(t)
+            arrays: tuple[npt.NDArray[Any], ...] = (self.rows, self.tf_title, self.tf_body)
+            for where, array in zip(self.origins, arrays, strict=True):
+                will_read(where, lo, hi, array.itemsize)
+
     def postings(self, token: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16], npt.NDArray[np.uint16]]:
         t = self.terms.get(token)
         if t is None:
@@ -121,6 +142,7 @@ class Segment:
     # ------------------------------------------------------------------ files
 
     _ARRAYS = ("keys", "lengths", "indptr", "rows", "tf_title", "tf_body", "bounds")
+    _POSTINGS = ("rows", "tf_title", "tf_body")
 
     def save(self, directory: Path, generation: int) -> None:
         """Write to `directory` atomically (a temporary directory renamed into place)."""
@@ -129,13 +151,12 @@ class Segment:
         tmp.mkdir(parents=True)
         for name in self._ARRAYS:
             np.save(tmp / f"{name}.npy", getattr(self, name), allow_pickle=False)
-        vocabulary = sorted(self.terms, key=self.terms.__getitem__)
-        (tmp / "terms.txt").write_text("\n".join(vocabulary), encoding="utf-8")
+        TermTable.write(tmp, vocabulary(self.terms))
         meta = {
             "format": FORMAT,
             "generation": generation,
             "rows": len(self),
-            "terms": len(vocabulary),
+            "terms": len(self.terms),
             "bound_avgdl": self.bound_avgdl,
         }
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
@@ -146,24 +167,43 @@ class Segment:
     def load(cls, directory: Path) -> tuple[Segment, int]:
         """A saved segment (its arrays memory-mapped) and the generation it reflects; ValueError if damaged."""
         meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in (FORMAT, FORMAT_2):
             raise ValueError(f"unknown format {meta.get('format')!r}")
-        # Mapped, and seen as plain arrays: slicing an np.memmap costs a Python-level __getitem__ and
-        # __array_finalize__ per postings list (three per query token), a tenth of a BM25 search.
+        # Plain arrays over the mapping, not np.memmap: slicing an np.memmap costs a Python-level __getitem__
+        # and __array_finalize__ per postings list (three per query token), a tenth of a BM25 search.
+        # Mapped read page by page (`mapping`): a query reads a few terms' postings, never the whole file.
+        # The per-row and per-term arrays (keys, lengths, indptr, bounds: 22 MB at a million chunks) are read
+        # whole at open, in the background: the lengths for the length norms at once, the others a few entries
+        # per query term all over them. The postings (450 MB there) are read as terms ask: `will_read`.
         arrays = {
-            name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+            name: map_npy(directory / f"{name}.npy", "MADV_RANDOM" if name in cls._POSTINGS else "MADV_WILLNEED")
             for name in cls._ARRAYS
         }
-        text = (directory / "terms.txt").read_text(encoding="utf-8")
-        vocabulary = text.split("\n") if text else []
-        if len(vocabulary) != meta["terms"] or len(arrays["indptr"]) != len(vocabulary) + 1:
+        terms: Mapping[str, int]
+        if meta["format"] == FORMAT:
+            terms = TermTable.load(directory)
+        else:  # format 2: read once, to be saved again as format 3
+            text = (directory / "terms.txt").read_text(encoding="utf-8")
+            words = text.split("\n") if text else []
+            terms = dict(zip(words, range(len(words)), strict=True))
+        if len(terms) != meta["terms"] or len(arrays["indptr"]) != len(terms) + 1:
             raise ValueError("term list and postings disagree")
-        if len(arrays["bounds"]) != len(vocabulary):
+        if len(arrays["bounds"]) != len(terms):
             raise ValueError("term list and bounds disagree")
         if len(arrays["keys"]) != meta["rows"] or int(arrays["indptr"][-1]) != len(arrays["rows"]):
             raise ValueError("row count and postings disagree")
-        terms = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
-        return cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), **arrays), int(meta["generation"])
+        origins = tuple(origin(arrays[name]) for name in cls._POSTINGS)
+        segment = cls(terms=terms, bound_avgdl=float(meta["bound_avgdl"]), origins=origins, **cast(Any, arrays))
+        return segment, int(meta["generation"])
+
+    @staticmethod
+    def saved_format(directory: Path) -> str | None:
+        """The format a saved segment's meta.json records (None if unreadable)."""
+        try:
+            found = json.loads((directory / "meta.json").read_text(encoding="utf-8")).get("format")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return found if isinstance(found, str) else None
 
 
 def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) -> Segment:
@@ -179,7 +219,7 @@ def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) ->
     main_row[np.flatnonzero(keep)] = new_row[: int(keep.sum())]
     recent_row = new_row[int(keep.sum()) :]
 
-    terms = dict(main.terms)
+    terms = {term: t for t, term in enumerate(vocabulary(main.terms))}
     recent_ids = np.asarray([terms.setdefault(t, len(terms)) for t in recent.terms], dtype=np.int64)
     main_terms = np.repeat(np.arange(len(main.terms), dtype=np.int64), np.diff(main.indptr))
     recent_terms = recent_ids[np.repeat(np.arange(len(recent.terms), dtype=np.int64), np.diff(recent.indptr))]

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentrag.store.bm25 import BOUND_TITLE_WEIGHT, K1, B, Segment
+from agentrag.store.bm25_terms import term_ids
 
 # Relative slack on every pruning comparison: partial sums added in another order than the final one
 # differ from it in the last bits, so a row is dropped only when it misses the k-th score by more than this.
@@ -33,6 +34,9 @@ SLACK = 1e-9
 # A segment whose query postings number fewer than this is scored exhaustively: measured on the 100k scale
 # index (benchmarks/bm25_prune.py), pruning costs more than it saves below about 30-50k postings.
 PRUNE_MIN = 32_768
+# A saved segment's postings runs up to this long (256 KB of rows) are asked for from storage as soon as the
+# query's terms are known, all at once; longer ones only when scored in full (pruning may read a few pages).
+PREFETCH_TOGETHER = 65_536
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -115,11 +119,13 @@ class Bm25Index:
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
         """The query's distinct tokens that match a live row, in order of first appearance."""
         out: list[QueryTerm] = []
-        for token, repeats in Counter(tokens).items():
+        counts = Counter(tokens)
+        ids = [term_ids(segment.terms, list(counts)) for segment in self.segments]
+        for n, repeats in enumerate(counts.values()):
             spans: list[tuple[int, int, int]] = []
             hits = 0
             for i, segment in enumerate(self.segments):
-                t = segment.terms.get(token)
+                t = ids[i][n]
                 if t is None:
                     spans.append((-1, 0, 0))
                     continue
@@ -132,6 +138,11 @@ class Bm25Index:
             if idf <= 0.0:
                 idf = 1e-6
             out.append(QueryTerm(repeats * idf, spans))
+        for i, segment in enumerate(self.segments):  # the query's short runs asked for together, not in turn
+            for term in out:
+                t, lo, hi = term.spans[i]
+                if hi - lo <= PREFETCH_TOGETHER:
+                    segment.will_read(t, lo, hi)
         return out
 
     def _live_count(self, i: int, lo: int, hi: int) -> int:
@@ -148,7 +159,8 @@ class Bm25Index:
     def _score(self, i: int, term: QueryTerm, title_weight: float) -> tuple[Rows, Floats]:
         """The live rows of a term's postings in segment i and the term's contribution to each."""
         segment = self.segments[i]
-        _, lo, hi = term.spans[i]
+        t, lo, hi = term.spans[i]
+        segment.will_read(t, lo, hi)
         rows, tt, tb = segment.rows[lo:hi], segment.tf_title[lo:hi], segment.tf_body[lo:hi]
         mask = self.masks[i]
         if mask is not None:
@@ -160,7 +172,9 @@ class Bm25Index:
     def _lookup(self, i: int, term: QueryTerm, rows: Rows, title_weight: float) -> tuple[Any, Floats]:
         """Which of `rows` (ascending, live) hold the term in segment i, and its contribution to those."""
         segment = self.segments[i]
-        _, lo, hi = term.spans[i]
+        t, lo, hi = term.spans[i]
+        if len(rows) * 8 > hi - lo:  # binary searches of this many rows touch most pages of the run
+            segment.will_read(t, lo, hi)
         posted = segment.rows[lo:hi]
         at = np.minimum(np.searchsorted(posted, rows), max(hi - lo - 1, 0))
         found = posted[at] == rows if hi > lo else np.zeros(len(rows), dtype=np.bool_)
@@ -283,7 +297,12 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) ->
         distinct, inverse = np.unique(rows, return_inverse=True)
         return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
     sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
-    hit = np.flatnonzero(sums if positive else np.bincount(rows, minlength=size)).astype(np.int32)
+    if positive:  # every contribution above 0: the rows posted are the rows with a nonzero sum
+        hit = np.flatnonzero(sums).astype(np.int32)
+    else:
+        seen = np.zeros(size, dtype=np.bool_)  # a row can sum to 0 (title weight 0), so not flatnonzero(sums)
+        seen[rows] = True
+        hit = np.flatnonzero(seen).astype(np.int32)
     return hit, sums[hit]
 
 

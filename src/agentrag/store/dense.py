@@ -7,11 +7,14 @@ is brought up to date from the chunk change log, or rebuilt from the vectors tab
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from agentrag.store.mapping import advise, map_file
 
 EF_SEARCH = 128  # the default of `StoreSettings.ann_ef_search` (recall@10 0.993 on e5 vectors: BENCHMARKS)
 # Up to this many scores a stable sort of them all is cheaper than a partition with its tie check.
@@ -123,24 +126,41 @@ class ExactIndex:
         return self._keys[best], scores[best]
 
 
-def _read_ahead(path: Path) -> None:
-    """Ask the OS to read a file about to be viewed into its page cache, in the background and in large
-    sequential reads. Opening a view walks every node of the graph and a search then reads vectors all over the
-    file; on a cold cache those page faults came one small read at a time. A no-op where the pages are cached
-    already, and where the OS has no such hint."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None:
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return  # the restore below reports what is wrong with the file
-    try:
-        advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+# A viewed file whose vectors take more than this is read as it is searched, page by page; a smaller one is read
+# whole at open. Measured cold on the benchmark machine (BENCHMARKS.md, "First search after open and memory"): at
+# a million vectors (768 MB) page by page made the first search 0.35 s faster but the 200 searches after it 4.7x
+# slower (167,537 page reads); at 250k the first search alone was slower. Past a few GB, reading a file whole at
+# each open would hold more memory than the searches need: not measured.
+_READ_WHOLE_MAX = 4 << 30
+
+
+def _view(path: Path, meta: dict[str, Any], ef_search: int) -> Any:
+    """A usearch index viewing `path` through a mapping of ours, told how it will be read.
+
+    Opening a view walks every node of the graph (the end of the file), so that part is asked for in one large
+    read; a search then visits vectors all over the first part of the file, a few thousand of them, which
+    are read page by page when the file is large (`mapping`: no 8 MB of readahead around each one, and only
+    what was read counted in the process's memory) and read whole at open when it is small."""
+    from usearch.index import Index
+
+    mapped = map_file(path, advice=None)
+    rows, width = struct.unpack_from("<II", mapped, 0) if len(mapped) >= 8 else (0, 0)
+    vectors_end = 8 + rows * width
+    if not meta.get("matrix_uses_64_bit_dimensions") and 8 < vectors_end < len(mapped):
+        advise(mapped, "MADV_WILLNEED", vectors_end)  # the graph first: the view's walk waits for it
+        if vectors_end - 8 > _READ_WHOLE_MAX:
+            advise(mapped, "MADV_RANDOM", 0, vectors_end)
+        else:
+            advise(mapped, "MADV_WILLNEED", 0, vectors_end)
+    index = Index(
+        ndim=meta["dimensions"], dtype=meta["kind_scalar"], metric=meta["kind_metric"], expansion_search=ef_search
+    )
+    buffer = memoryview(mapped)
+    index.view(buffer)
+    # usearch keeps a pointer into the mapping, not a reference: the mapping lives exactly as long as the index
+    # (an attribute set after `_compiled`, so released after it).
+    vars(index)["agentrag_mapping"] = buffer
+    return index
 
 
 class UsearchIndex:
@@ -170,8 +190,9 @@ class UsearchIndex:
         if not meta or meta.get("dimensions") != dim:
             raise ValueError(f"not a {dim}-dimensional usearch index")
         if view:
-            _read_ahead(path)
-        index = Index.restore(str(path), view=view, expansion_search=ef_search)
+            index = _view(path, meta, ef_search)
+        else:
+            index = Index.restore(str(path), view=False, expansion_search=ef_search)
         if index is None:
             raise ValueError("unreadable usearch index")
         opened = cls(dim, ef_search, index)

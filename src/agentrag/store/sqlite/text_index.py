@@ -5,7 +5,8 @@ A saved index (`bm25-g<generation>/` beside the database) is loaded if it is not
 chunks changed since (the chunk change log) are masked out of it and indexed again from `chunks_fts` into a
 small second segment, so a search always sees exactly what the database holds, whichever process wrote it.
 When that segment grows past a tenth of the saved one, or on `optimize` after an ingest, the two are merged
-and saved. A missing or damaged file is rebuilt from `chunks_fts`.
+and saved. A missing or damaged file is rebuilt from `chunks_fts`; one saved in an older format with the same
+postings (format 2: its term list as text) is saved again in the current one, without reading `chunks_fts`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from agentrag.store.base import ChannelResult
-from agentrag.store.bm25 import Segment, fts5_tokens, merge
+from agentrag.store.bm25 import FORMAT, Segment, fts5_tokens, merge
 from agentrag.store.bm25_search import Bm25Index
 from agentrag.store.sqlite.filters import filter_sql
 from agentrag.store.sqlite.schema import read_generation
@@ -129,6 +130,9 @@ class TextIndex:
                 self._main, self._main_generation = Segment.load(path)
                 if self._main_generation != g:
                     raise ValueError(f"records generation {self._main_generation}")
+                if Segment.saved_format(path) != FORMAT:  # an older format: the same postings, saved again
+                    self._save()
+                    self._main, _ = Segment.load(path)
                 return
             except (OSError, ValueError, KeyError) as exc:  # a damaged cache is rebuilt, never trusted
                 log.warning("%s: damaged BM25 index (%s); rebuilding it from the database", path, exc)
