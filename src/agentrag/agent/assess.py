@@ -126,8 +126,7 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
     """For a question that reaches its subject through other entities: the best unit that a chain of shared
     entities connects to the units stating the constraints, scored on the words that ask for the answer."""
     chains = Chains(selector, part)
-    costed = chains.paths()
-    paths = {unit: before for unit, (_, before) in costed.items()}
+    paths = chains.paths()
     head = chains.head_tokens()
     best: tuple[float, Scored] | None = None
     for scored in ranked[:NESTED_CONSIDERED]:
@@ -140,11 +139,11 @@ def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tu
             + W_TARGET * target
             + W_TYPE * typed
             + W_PRIOR * selector.prior(scored.unit)
-            - HOP_COST * costed[scored.unit][0]
+            - HOP_COST * paths[scored.unit][0]
         )
         if best is None or fit > best[0]:
             best = (fit, replace(scored, typed=typed, met=True, target=target))
-    return (best[0], best[1], paths[best[1].unit]) if best else None
+    return (best[0], best[1], paths[best[1].unit][1]) if best else None
 
 
 class Hop(NamedTuple):

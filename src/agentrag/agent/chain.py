@@ -22,7 +22,7 @@ from agentrag.agent.selection import Selector
 from agentrag.agent.units import Unit
 from agentrag.agent.values import names
 from agentrag.text.fingerprint import normalize_for_match
-from agentrag.text.tokenize import tokenize, tokenize_query
+from agentrag.text.tokenize import has_cjk, tokenize, tokenize_query
 
 MAX_HOPS = 3
 RARE = 3  # a word in at most this many units of the context can link two of them
@@ -48,7 +48,7 @@ _ASKING_VERB = re.compile(r"\b(?:is|was|are|were|has|have|had)\b", re.I)
 
 def head_clause(part: QuestionPart) -> str:
     """The words of a nested question that ask for the answer, without the description of its subject."""
-    if re.search(r"[\u4e00-\u9fff]", part.text):
+    if has_cjk(part.text):
         m = _HEAD_ZH.search(part.text)
         return m.group(1) if m else part.text
     m = _HEAD_EN.search(part.text)

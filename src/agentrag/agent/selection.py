@@ -81,9 +81,9 @@ class Selector:
         self._about: dict[int, str] = {}  # title and headings, normalised
         self._titles: dict[int, str] = {}
         self._passages: dict[int, str] = {}
-        self._block_tokens: dict[int, frozenset[str]] = {}
+        self._block_tokens: dict[int, set[str]] = {}  # every token of a block's units
         for unit in units:
-            self._block_tokens[unit.block] = self._block_tokens.get(unit.block, frozenset()) | unit.tokens
+            self._block_tokens.setdefault(unit.block, set()).update(unit.tokens)
         self._named: dict[str, frozenset[str]] = {}  # question -> the page titles it names
         for b in context.blocks:
             chunk = b.evidence.chunk
