@@ -120,6 +120,23 @@ def test_a_header_block_field_does_not_lend_the_anchor_to_the_other_fields() -> 
     assert bridge_entities("What is the indexing quota of the service that caused INC-2291?", found)[0] == "Kestrel"
 
 
+def test_a_header_blocks_fields_that_the_question_does_not_ask_about_are_no_bridges() -> None:
+    """The best passage is the record's header; its severity, status and commander say nothing of what caused the
+    incident, so the service two passages down is followed, not "SEV-2" or "Resolved"."""
+    header = (
+        "INC-2291 Postmortem\n\nIncident:   INC-2291\nDate:       2025-02-26\nSeverity:   SEV-2\n"
+        "Status:     Resolved\nCommander:  Liu Yang"
+    )
+    found = [
+        evidence(header, "INC-2291 Postmortem"),
+        evidence("Alerts reached the on-call engineer within a minute.", "Timeline", doc="t", rank=2),
+        evidence("The incident was caused by Kestrel, our indexing pipeline.", "Summary", doc="e", rank=3),
+    ]
+    entities = bridge_entities("Who owns the service that caused INC-2291?", found)
+    assert entities[0] == "Kestrel"
+    assert not {"SEV-2", "Resolved", "Liu Yang"} & set(entities)
+
+
 def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:
     assert strip_filler("请问出差住宿标准是多少？") == "出差住宿标准是多少？"
     assert strip_filler("Can you tell me what E1042 means?") == "what E1042 means?"
