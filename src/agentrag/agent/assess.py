@@ -20,6 +20,7 @@ from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
 from agentrag.agent.lifespan import life_event
+from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
 from agentrag.agent.selection import W_PRIOR, W_RELEVANCE, W_TARGET, W_TYPE, Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
@@ -62,6 +63,7 @@ class PartAnswer:
     verdict: Verdict = "not_found"
     conflict: FoundConflict | None = None
     computed: bool = False  # a choice made by comparing the value each option's own page states
+    denial: Unit | None = None  # a passage denying what the question takes for granted (premise.py)
 
     @property
     def answered(self) -> bool:
@@ -113,6 +115,10 @@ class Assessment:
                 return "yes" if all(s == "yes" for s in shorts) and len(shorts) == len(sides) else "no"
             return max(shorts, key=shorts.count)
         return ("；" if self.analysis.language == "zh" else "; ").join(dict.fromkeys(shorts))
+
+    @property
+    def denials(self) -> list[Unit]:
+        return [p.denial for p in self.parts if p.denial is not None]
 
     @property
     def missing(self) -> list[str]:
@@ -359,6 +365,8 @@ def assess(
     for p in parts:
         if p.answered:
             p.conflict = find_conflict(p.part, p.ranked, context)
+        if not p.verified and (denial := denied_premise(p.part, selector, p.ranked)) is not None:
+            p.denial, p.verdict, p.short = denial, "not_found", None  # nothing answers what did not happen
     sides = [p.part.side for p in parts if p.part.side and p.part.answer_type in SUBJECT_TYPES]
     shared = shared_kind(analysis.question, sides, selector) if len(sides) == len(parts) else None
     return Assessment(analysis, parts, _confidence(parts, context), units, shared)

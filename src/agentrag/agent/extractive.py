@@ -43,6 +43,12 @@ def _not_answering(zh: bool) -> str:
     )
 
 
+def _denied(zh: bool) -> str:
+    if zh:
+        return "检索到的段落与问题的前提不符："
+    return "The passages contradict what the question takes for granted:"
+
+
 def _unverified(zh: bool) -> str:
     return (
         "知识库中没有明确陈述答案的内容。以下是与问题最相关的段落："
@@ -92,8 +98,10 @@ class ExtractiveSynthesizer:
             return nothing_found(zh)
         selector = Selector(context, assessment.units)
         if weak or not assessment.answered:
-            closest = self._mmr_fill(selector, question, subqueries, [], limit=self.max_sentences)
-            weak_lines = [_not_answering(zh), self._join(closest, zh)]
+            denials = assessment.denials
+            closest = self._mmr_fill(selector, question, subqueries, denials, limit=self.max_sentences - len(denials))
+            weak_lines = [_denied(zh), self._join(denials, zh)] if denials else []
+            weak_lines += [_not_answering(zh), self._join(closest, zh)]
             if missing:
                 weak_lines.append(("" if zh else " ").join(_says_nothing(item, zh) for item in missing))
             return "\n".join(weak_lines)
