@@ -124,3 +124,11 @@ def test_a_row_that_only_mentions_the_attribute_does_not_give_another_column_as_
         answer = kb.ask("What is the indexing quota?", mode="single")
     assert answer.short_answer is None or "429" not in answer.short_answer, answer.answer
     assert answer.confidence != "high"
+
+
+def test_rows_about_other_keys_are_not_given_as_support(kb: KnowledgeBase) -> None:
+    """The SEV-2 question is answered by the SEV-2 row; the SEV-1 and SEV-3 rows are about other levels."""
+    answer = kb.ask("What is the response time for SEV-2?", mode="single")
+    assert "SEV-2" in answer.answer
+    assert "SEV-1" not in answer.answer, answer.answer
+    assert "SEV-3" not in answer.answer, answer.answer

@@ -36,10 +36,31 @@ from agentrag.types import Chunk, Evidence, Hit, SubQuery
         ("What studio co-founded by Ann Lee and Bo Chen made The Lantern?", "complex"),
         ("In which year did this league, where Hull City finished second in 2004, take its current name?", "complex"),
         ('In what year was the bassist from the album "Night Ferry" born?', "complex"),
+        # Reduced relative clauses, participles and owned relations name an entity through another one too.
+        ("What year did the airline Nordic Sky Express is part of go bankrupt?", "complex"),
+        ("When did the country containing Kandy leave the British Empire?", "complex"),
+        ("What river flows through the city Ana Ruiz played for before Madrid?", "complex"),
+        ("Who did Tom Berry's team play in the final last year?", "complex"),
+        ("Who is the spouse of Night Ferry's main director?", "complex"),
+        ("What is the Aurora API's rate limit?", "simple"),
+        ("When was the Aurora API released?", "simple"),
     ],
 )
 def test_router_rules(question: str, kind: str) -> None:
     assert rule_route(question).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("question", "cue"),
+    [
+        # "the first president" is an ordinal, not "which came first": a bridge to follow, not options to compare.
+        ("Who was the first president of the society which publishes Ocean Letters?", "bridge"),
+        ("Who was born first, Ann Lee or Bo Chen?", "comparison"),
+        ("Who was born first of Ann Lee and Bo Chen", "comparison"),
+    ],
+)
+def test_router_tells_an_ordinal_from_a_comparison(question: str, cue: str) -> None:
+    assert rule_route(question).cue == cue
 
 
 def test_planner_splits_comparisons_into_one_search_per_entity() -> None:
@@ -97,6 +118,23 @@ def test_a_header_block_field_does_not_lend_the_anchor_to_the_other_fields() -> 
         evidence("The incident was caused by Kestrel, our indexing pipeline.", "Summary", doc="e", rank=2),
     ]
     assert bridge_entities("What is the indexing quota of the service that caused INC-2291?", found)[0] == "Kestrel"
+
+
+def test_a_header_blocks_fields_that_the_question_does_not_ask_about_are_no_bridges() -> None:
+    """The best passage is the record's header; its severity, status and commander say nothing of what caused the
+    incident, so the service two passages down is followed, not "SEV-2" or "Resolved"."""
+    header = (
+        "INC-2291 Postmortem\n\nIncident:   INC-2291\nDate:       2025-02-26\nSeverity:   SEV-2\n"
+        "Status:     Resolved\nCommander:  Liu Yang"
+    )
+    found = [
+        evidence(header, "INC-2291 Postmortem"),
+        evidence("Alerts reached the on-call engineer within a minute.", "Timeline", doc="t", rank=2),
+        evidence("The incident was caused by Kestrel, our indexing pipeline.", "Summary", doc="e", rank=3),
+    ]
+    entities = bridge_entities("Who owns the service that caused INC-2291?", found)
+    assert entities[0] == "Kestrel"
+    assert not {"SEV-2", "Resolved", "Liu Yang"} & set(entities)
 
 
 def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:

@@ -42,6 +42,9 @@ _NEGATION = re.compile(r"\b(not|never|no|neither|nor|none)\b|n't|不是|没有|�
 class Chosen:
     option: str
     unit: Unit  # the passage sentence the choice rests on
+    # Decided by comparing a value stated on each option's own page (their years or counts), not by which
+    # option's sentences share most words with the question.
+    computed: bool = False
 
 
 def _about(option: str, selector: Selector) -> list[Unit]:
@@ -74,7 +77,7 @@ def _number(match: re.Match[str], text: str) -> float:
 
 def _measure(
     part: QuestionPart, option: str, units: list[Unit], pattern: re.Pattern[str], selector: Selector
-) -> tuple[float, Unit] | None:
+) -> tuple[float, Unit, bool] | None:
     """The option's value of the compared property: from its own page first, the value nearest a word of the
     property asked about ("born", "population", "founded"), a death year from a life span for "died first"."""
     question_numbers = set(_NUMBER.findall(part.text))
@@ -105,7 +108,7 @@ def _measure(
             if best is None or key > best[0]:
                 value = float(m.group(0)) if pattern is YEAR else _number(m, unit.text)
                 best = (key, value, unit)
-    return (best[1], best[2]) if best else None
+    return (best[1], best[2], best[0][0] == 1.0) if best else None
 
 
 def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
@@ -128,7 +131,8 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
         measured = {o: _measure(part, o, us, pattern, selector) for o, us in about.items()}
         if all(measured.values()):
             best = (max if pick_max else min)(options, key=lambda o: measured[o][0])  # type: ignore[index]
-            return Chosen(best, measured[best][1])  # type: ignore[index]
+            own_pages = all(m[2] for m in measured.values() if m is not None)
+            return Chosen(best, measured[best][1], computed=own_pages)  # type: ignore[index]
     # No comparison to compute: the option whose sentences share most of the rest of the question.
     rest = set(tokenize_query(part.text)) - {t for o in options for t in unit_tokens(o)}
 

@@ -19,7 +19,7 @@ import re
 from agentrag.agent.assess import Assessment, PartAnswer, assess
 from agentrag.agent.citations import attach_markers
 from agentrag.agent.context import Context
-from agentrag.agent.question import analyze
+from agentrag.agent.question import Constraint, analyze
 from agentrag.agent.selection import W_SUBJECT, Selector, relevance
 from agentrag.agent.units import Unit
 from agentrag.text.tokenize import tokenize_query
@@ -43,6 +43,12 @@ def _not_answering(zh: bool) -> str:
     )
 
 
+def _denied(zh: bool) -> str:
+    if zh:
+        return "检索到的段落与问题的前提不符："
+    return "The passages contradict what the question takes for granted:"
+
+
 def _unverified(zh: bool) -> str:
     return (
         "知识库中没有明确陈述答案的内容。以下是与问题最相关的段落："
@@ -58,6 +64,10 @@ def _says_nothing(item: str, zh: bool) -> str:
 def _ended(text: str, zh: bool) -> str:
     """A unit as a sentence: a table row or a heading-like line gets the full stop it lacks."""
     return text if _ENDS.search(text) else text + ("。" if zh else ".")
+
+
+def _states_any(selector: Selector, constraints: list[Constraint], unit: Unit) -> bool:
+    return any(selector.states(c, unit) >= 1.0 for c in constraints)
 
 
 def _similar(a: Unit, b: Unit) -> float:
@@ -88,8 +98,10 @@ class ExtractiveSynthesizer:
             return nothing_found(zh)
         selector = Selector(context, assessment.units)
         if weak or not assessment.answered:
-            closest = self._mmr_fill(selector, question, subqueries, [], limit=self.max_sentences)
-            weak_lines = [_not_answering(zh), self._join(closest, zh)]
+            denials = assessment.denials
+            closest = self._mmr_fill(selector, question, subqueries, denials, limit=self.max_sentences - len(denials))
+            weak_lines = [_denied(zh), self._join(denials, zh)] if denials else []
+            weak_lines += [_not_answering(zh), self._join(closest, zh)]
             if missing:
                 weak_lines.append(("" if zh else " ").join(_says_nothing(item, zh) for item in missing))
             return "\n".join(weak_lines)
@@ -105,7 +117,13 @@ class ExtractiveSynthesizer:
         answering = [u for p in assessment.parts if p.answered for u in self._answering_units(p)]
         answering = [u for u in dict.fromkeys(answering) if u not in shown]
         shown.extend(answering)
-        support = answering + self._mmr_fill(selector, question, subqueries, shown, self.max_sentences - len(answering))
+        # A table row about another key (E1001's row for a question about E1042) is about something else.
+        constraints = [c for p in assessment.parts for c in p.part.constraints]
+        off = frozenset(
+            u for u in assessment.units if u.kind == "row" and constraints and not _states_any(selector, constraints, u)
+        )
+        more = self._mmr_fill(selector, question, subqueries, shown, self.max_sentences - len(answering), off)
+        support = answering + more
         lines.append(self._join(support, zh))
         gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
         if gaps:
@@ -156,9 +174,15 @@ class ExtractiveSynthesizer:
         return lines
 
     def _mmr_fill(
-        self, selector: Selector, question: str, subqueries: list[SubQuery], shown: list[Unit], limit: int
+        self,
+        selector: Selector,
+        question: str,
+        subqueries: list[SubQuery],
+        shown: list[Unit],
+        limit: int,
+        off: frozenset[Unit] = frozenset(),
     ) -> list[Unit]:
-        """The best further sentences for the question and each sub-query, diverse (MMR)."""
+        """The best further sentences for the question and each sub-query, diverse (MMR), none of `off`."""
         chosen: list[Unit] = []
         queries = [question] + [s.query for s in subqueries if s.query != question]
         asked = set(tokenize_query(question))
@@ -167,16 +191,23 @@ class ExtractiveSynthesizer:
             for _ in range((limit if len(queries) == 1 else self.per_query) if query == question else 1):
                 if len(chosen) >= limit:
                     return chosen
-                pick = self._mmr(selector, [*shown, *chosen], wanted, question)
+                pick = self._mmr(selector, [*shown, *chosen], wanted, question, off)
                 if pick is None:
                     break
                 chosen.append(pick)
         return chosen
 
-    def _mmr(self, selector: Selector, taken: list[Unit], wanted: set[str], question: str = "") -> Unit | None:
+    def _mmr(
+        self,
+        selector: Selector,
+        taken: list[Unit],
+        wanted: set[str],
+        question: str = "",
+        off: frozenset[Unit] = frozenset(),
+    ) -> Unit | None:
         best, best_score = None, -1.0
         for unit in selector.units:
-            if unit in taken:
+            if unit in taken or unit in off:
                 continue
             redundancy = max((_similar(unit, x) for x in taken), default=0.0)
             fit = 0.75 * relevance(unit.tokens, wanted, selector.idf) + 0.25 * selector.prior(unit)

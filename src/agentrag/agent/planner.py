@@ -280,6 +280,8 @@ def bridge_entities(question: str, evidence: list[Evidence], top_passages: int =
         seen_here: set[str] = set()
         for sentence in _statements(item.chunk.text):
             overlap = math.fsum(weight[t] for t in wanted & _content(sentence)) / total  # any hash seed: same bits
+            if overlap == 0.0 and FIELD_LINE.match(sentence):
+                continue  # a record's field the question does not ask about ("Severity: SEV-2", "Status: Resolved")
             for entity in _name_candidates(sentence, names_inside):
                 key = normalize_for_match(entity)
                 if not key or key in asked or key in seen_here or (asked and asked in key):

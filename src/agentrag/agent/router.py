@@ -45,7 +45,7 @@ _ABOUT_ASSISTANT = re.compile(
 _COMPARISON = re.compile(
     r"\b(compare[sd]?|comparison|versus|vs\.?|differen(ce|ces|t)|differ|similarit(y|ies)|pros and cons|"
     r"trade-?offs?|both|either|neither|more .{1,30} than|less .{1,30} than|older|younger|earlier|later|"
-    r"larger|smaller|bigger|longer|shorter|higher|lower|first)\b|"
+    r"larger|smaller|bigger|longer|shorter|higher|lower|(?<!the\s)(?<!['’]s\s)first)\b|"
     r"对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个更|谁更|分别|优缺点|优劣",
     re.I,
 )
@@ -71,12 +71,25 @@ _NESTED = re.compile(
     r"|\b[a-z][\w-]+\s+(?:(?:co-)?[a-z]+ed|written|born|known|played|run|held|made|built|drawn|sung|won)\s+(?:by|in|at|as|for|with)\b"
     r"|,\s(?:where|which|who|whose|when)\b"
     r"|['’]s\s+(?:birthplace|hometown|father|mother|wife|husband|son|daughter|brother|sister|founder|owner|author|"
-    r"creator|director|producer|capital|headquarters)\b"
+    r"creator|director|producer|capital|headquarters|team|club|band|label|employer|party|performer|singer|"
+    r"spouse|alma mater|city|country|state|birth country|city of birth|country of birth|place of birth)\b"
+    r"|\b(?:of|in|from|through)\s+(?:the\s+)?[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*['’]s\s+[a-z]"
 )
 # "In what year was the drummer from the album X born?": a relation ("the drummer from X") that the question
 # asks something else of; "What is the rate limit of the Aurora API?" asks the relation itself (a simple cue).
 _RELATION_OF = re.compile(
     r"\bthe\s+(?:[a-z][\w-]*\s+){1,3}?(?:of|from|for|in)\s+(?:the\s+)?(?:[A-Z\"“]|album|film|song)"
+)
+# Two more ways a question names an entity only through another: a reduced relative clause ("the company Novair
+# International Airways is part of") and a present participle ("the group ruling the country", "the network
+# premiering Prison Break"); and a relation owned by a name ("Barry Wesson's team", "X's birth country").
+_REDUCED = re.compile(
+    r"\bthe\s+[a-z][\w-]+\s+(?:[A-Z][\w.'’-]*\s+){1,5}(?:is|was|are|were|has|had)\s+(?!born\b)[a-z]"
+    r"|\bthe\s+[a-z][\w-]+\s+(?!being\b)[a-z]{3,}ing\s+(?:the\s|a\s|an\s|[A-Z])"
+    r"|\bthe\s+[a-z][\w-]+\s+(?:[A-Z][\w.'’-]*\s+){1,4}[a-z]+ed\s+(?:for|in|at|with|from|on|by)\b"
+)
+_OWNED = re.compile(
+    r"\b[A-Z][\w.-]*['’]s\s+(?:[a-z][\w-]+\s+)?[a-z][\w-]+\s+(?:is|was|are|were|did|does|do|play|won|in)\b"
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|'([^']{3,60})'")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
@@ -110,7 +123,9 @@ def rule_route(question: str) -> Route:
         return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
     if not has_cjk(q) and not _SIMPLE_CUES.search(q) and (m := _RELATION_OF.search(q)):
         return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
-    if (m := _NESTED.search(q)) and not has_cjk(q):
+    if not has_cjk(q) and ((m := _NESTED.search(q)) or (m := _REDUCED.search(q))):
+        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
+    if not has_cjk(q) and not _SIMPLE_CUES.search(q) and (m := _OWNED.search(q)):
         return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
     if m := _WHY_HOW.search(q):
         return Route("complex", f"why/how cue {m.group(0)!r}", cue="why_how")
