@@ -113,6 +113,10 @@ class Synthesizer:
             notes.append("(the passages may not answer the question: if they do not, say so first)")
         elif len(assessment.parts) > 1:
             notes.extend(f"(no passage seems to answer this part: {m})" for m in assessment.missing)
+        notes.extend(
+            f"(passage [{unit.block}] denies what the question takes for granted: say so first, citing it)"
+            for unit in assessment.denials
+        )
         if run.outcome.stop_reason == StopReason.BUDGET:
             notes.append("(the search budget ran out: answer from these passages and say what is still missing)")
         started = time.perf_counter()
