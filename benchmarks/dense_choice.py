@@ -72,9 +72,9 @@ def searched_vectors(kb_file: Path, texts: list[str], vectors: np.ndarray) -> tu
     seen: list[np.ndarray] = []
     search_dense = kb.store.search_dense
 
-    def recording(vector: Any, depth: int, flt: Any = None) -> Any:
+    def recording(vector: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(np.array(vector, dtype=np.float32))
-        return search_dense(vector, depth, flt)
+        return search_dense(vector, *args, **kwargs)
 
     kb.store.search_dense = recording  # type: ignore[method-assign]
     queries, feedback = [], []
