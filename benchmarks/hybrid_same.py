@@ -108,6 +108,15 @@ def _differences(before: list[Any], after: list[Any]) -> list[str]:
     return out
 
 
+def _agreement(before: list[Any], after: list[Any]) -> float:
+    """The share of each query's top 10 chunks (as a set) that both versions return, averaged over the queries."""
+    shares = []
+    for b, a in zip(before, after, strict=True):
+        want = {h[0] for h in b[:10]}
+        shares.append(len(want & {h[0] for h in a[:10]}) / len(want) if want else 1.0)
+    return float(np.mean(shares)) if shares else 1.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", type=Path, required=True, help="the src folder of the first version")
@@ -170,7 +179,7 @@ def main() -> None:
         )
         print(
             f"{channel}: {len(before) - len(bad)} of {len(before)} queries identical (k={args.k}); "
-            f"largest score difference {gap:.1e}"
+            f"largest score difference {gap:.1e}; top-10 agreement {_agreement(before, after):.4f}"
         )
         for i, d in bad[:5]:
             print(f"  query {i}: " + "; ".join(d[:3]))

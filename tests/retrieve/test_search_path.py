@@ -75,7 +75,9 @@ class _Store:
         self.bm25_threads.append(threading.current_thread().name)
         return [(key, float(self.keys - key)) for key in range(self.keys)][:k]
 
-    def search_dense(self, vector: Any, k: int, flt: SearchFilter | None = None) -> ChannelResult:
+    def search_dense(
+        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None
+    ) -> ChannelResult:
         self.scan()
         return [(key, 1.0 - key / 100) for key in range(self.keys)][:k]
 

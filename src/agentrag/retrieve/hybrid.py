@@ -194,7 +194,7 @@ class Retriever:
         norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
-        return self.store.search_dense((moved / norm).astype(np.float32), depth, flt)
+        return self.store.search_dense((moved / norm).astype(np.float32), depth, flt, self.settings.feedback_ef_search)
 
     def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:
         """The channels fused, best first; with `limit`, only the first `limit` of that order."""

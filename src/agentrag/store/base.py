@@ -137,8 +137,11 @@ class Store(Protocol):
         ...
 
     def search_dense(
-        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None
-    ) -> ChannelResult: ...
+        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+    ) -> ChannelResult:
+        """The k nearest chunks by inner product; `ef`: the breadth of this search when the index is an HNSW graph
+        (None: the store's `ann_ef_search`; an exact index, or one without such a breadth, ignores it)."""
+        ...
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:
         """Chunks for the keys, in the order given; keys that no longer exist are skipped."""

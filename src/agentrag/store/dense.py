@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from agentrag.store.mapping import advise, map_file
 
-EF_SEARCH = 128  # the default of `StoreSettings.ann_ef_search` (recall@10 0.993 on e5 vectors: BENCHMARKS)
+EF_SEARCH = 128  # `StoreSettings.ann_ef_search`: recall@10 0.991 at depth 50 on hotpotqa's e5 vectors (BENCHMARKS)
 # Up to this many scores a stable sort of them all is cheaper than a partition with its tie check.
 _SORT_ALL = 2048
 Keys = npt.NDArray[np.int64]
@@ -51,7 +51,11 @@ class DenseIndex(Protocol):
 
     def remove(self, keys: Keys) -> None: ...
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]: ...
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
+        """The k best keys and scores; `ef`: an HNSW search's breadth (None: the index's own; exact ones ignore it)."""
+        ...
 
     def vectors(self, keys: list[int]) -> Matrix | None:
         """Rows for the keys if this index holds them exactly in memory, else None (ask the database)."""
@@ -112,7 +116,9 @@ class ExactIndex:
         rows = [self._row[key] for key in keys if key in self._row]
         return self._matrix[rows]
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
             scores = self._matrix[rows] @ query
@@ -175,6 +181,7 @@ class UsearchIndex:
         from usearch.index import Index
 
         self._dim = dim
+        self._ef = ef_search
         self._index = index or Index(
             ndim=dim, metric="cos", dtype="f16", connectivity=16, expansion_add=128, expansion_search=ef_search
         )
@@ -232,7 +239,9 @@ class UsearchIndex:
     def hidden_keys(self) -> Keys:
         return np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden))
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             # A selective filter: score exactly the allowed vectors (their count is small by definition of
             # selective; the store only passes `allowed` then).
@@ -246,6 +255,9 @@ class UsearchIndex:
         deep = min(k + len(self._hidden), len(self._index))
         if deep <= 0 or len(self) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        # The breadth is the graph's setting, not a search argument: set for this search (the store searches its
+        # index under its lock, one search at a time). usearch defines the setter; mypy reads the property as read-only.
+        self._index.expansion_search = ef or self._ef  # type: ignore[misc]
         matches = self._index.search(query, deep)
         keys = np.asarray(matches.keys, dtype=np.int64)
         scores = (1.0 - np.asarray(matches.distances)).astype(np.float32)

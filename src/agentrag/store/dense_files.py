@@ -125,7 +125,9 @@ class MappedExact:
         rows = np.flatnonzero(self._alive)
         return self._keys[rows], np.asarray(self._matrix[rows])
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = self._rows(np.asarray(allowed, dtype=np.int64))
             scores = self._matrix[rows] @ query
@@ -183,8 +185,10 @@ class Layered:
         rows = [found[k] for k in keys if k in found]
         return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
-        keys, scores = self.base.search(query, k, allowed)
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
+        keys, scores = self.base.search(query, k, allowed, ef)
         if len(self.delta) == 0:
             return keys, scores
         more_keys, more_scores = self.delta.search(query, k, allowed)

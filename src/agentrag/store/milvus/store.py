@@ -278,7 +278,10 @@ class MilvusStore:
             return []
         return self._search(text, "sparse", {"metric_type": "BM25"}, k, flt)
 
-    def search_dense(self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None) -> ChannelResult:
+    def search_dense(
+        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+    ) -> ChannelResult:
+        # `ef` is an HNSW breadth; the index types this backend builds (FLAT, IVF_FLAT, AUTOINDEX) take none.
         data = np.asarray(vector, dtype=np.float32).tolist()
         return self._search(data, "vec", cols.dense_search_params(self._index), k, flt)
 

@@ -326,7 +326,9 @@ class SQLiteStore:
         with self._read_lock:
             return search_fts5(self._read_con, tokens, k, flt, title_weight)
 
-    def search_dense(self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None) -> ChannelResult:
+    def search_dense(
+        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+    ) -> ChannelResult:
         with self._lock:
             index = self._derived.dense()
             allowed = allowed_keys(self._con, flt)
@@ -334,11 +336,11 @@ class SQLiteStore:
                 return []
             if allowed is not None and len(allowed) > SELECTIVE and index.kind == "ann":
                 # Broad filter on an ANN index: search deeper, then keep the allowed keys.
-                keys, scores = index.search(vector, k * 8)
+                keys, scores = index.search(vector, k * 8, ef=ef)
                 mask = np.isin(keys, allowed)
                 keys, scores = keys[mask][:k], scores[mask][:k]
             else:
-                keys, scores = index.search(vector, k, allowed)
+                keys, scores = index.search(vector, k, allowed, ef)
         return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
 
     # ------------------------------------------------------------------ derived indexes
