@@ -7,7 +7,7 @@ import pytest
 from agentrag.agent.assess import Assessment, assess
 from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker, attach_markers
-from agentrag.agent.planner import bridge_entities, comparison_entities, rule_plan
+from agentrag.agent.planner import bridge_entities, bridge_queries, comparison_entities, rule_plan
 from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import rule_standalone, strip_filler
 from agentrag.agent.router import rule_route
@@ -135,6 +135,31 @@ def test_a_header_blocks_fields_that_the_question_does_not_ask_about_are_no_brid
     entities = bridge_entities("Who owns the service that caused INC-2291?", found)
     assert entities[0] == "Kestrel"
     assert not {"SEV-2", "Resolved", "Liu Yang"} & set(entities)
+
+
+def test_a_sentence_opening_word_with_a_number_after_it_is_no_bridge() -> None:
+    found = [
+        evidence(
+            "Release 2025.02.26-1 replaced Kestrel's worker settings.\nThe Kestrel release then rolled out.",
+            "INC-2291 Postmortem",
+        )
+    ]
+    entities = bridge_entities("Who owns the service that caused INC-2291?", found)
+    assert entities == ["Kestrel"]
+
+
+def test_a_follow_up_leaves_the_anchors_document_when_every_passage_is_from_it() -> None:
+    """Five passages, all of the postmortem: the bridge is also searched with only what is asked of it, since the
+    anchor's words would pull the search back to the postmortem."""
+    found = [
+        evidence(f"Step {n}: the Kestrel queue grew and was drained.", "INC-2291 Postmortem", rank=n) for n in range(5)
+    ]
+    found[0] = evidence("The incident was caused by Kestrel, our indexing pipeline.", "INC-2291 Postmortem")
+    queries = [q.query for q in bridge_queries("Who owns the service that caused INC-2291?", found)]
+    assert queries[:2] == ["Kestrel Who owns the service that caused INC-2291?", "Kestrel Who owns the service"]
+    other = [*found[:4], evidence("Kestrel is run by the data team.", "Team list", doc="team", rank=5)]
+    queries = [q.query for q in bridge_queries("Who owns the service that caused INC-2291?", other)]
+    assert "Kestrel Who owns the service" not in queries, "the first round already reached another document"
 
 
 def test_filler_is_stripped_and_follow_ups_carry_the_previous_question() -> None:

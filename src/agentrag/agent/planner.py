@@ -13,6 +13,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.chain import head_clause
 from agentrag.agent.question import analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.agent.units import FIELD_LINE
@@ -187,6 +188,7 @@ _NOT_BRIDGES = frozenset(
 
 _ADJECTIVE_ENDINGS = ("ian", "ean", "ese", "ish", "ic", "ical")
 RELATION_WEIGHT = 2.0
+ANCHOR_ONLY = 5  # best passages that, all from one document, say the first round never left the anchor's
 # Time zones and clock words look like names and are never the next hop.
 _NOT_NAMES = frozenset({"utc", "cst", "gmt", "pst", "est", "cet", "bst", "am", "pm"})
 
@@ -220,11 +222,13 @@ def _name_candidates(sentence: str, names_inside: frozenset[str] | None = None) 
         phrase = " ".join(words)
         if (
             names_inside is not None
-            and len(words) == 1
+            and words
+            and all(w[0].isdigit() for w in words[1:])
             and _line_initial(sentence, m.start())
-            and phrase.lower() not in names_inside
+            and words[0].lower() not in names_inside
         ):
-            continue  # one word that only ever opens a sentence is an ordinary word
+            continue  # a word that only ever opens a sentence is an ordinary word, and so with a number after it
+            # ("Release 2025.02.26-1 replaced ...")
         if len(phrase) < 3 or phrase[0].isdigit() or phrase.lower() in _NOT_NAMES:
             continue  # dates, years, numbers: not a page to look up
         if len(words) == 1 and phrase.lower().endswith(_ADJECTIVE_ENDINGS):
@@ -307,10 +311,22 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
     first_hop = evidence[0].chunk.title if evidence else ""
     predicate = question.replace(first_hop, " ") if first_hop and first_hop in question else question
     predicate = " ".join(predicate.split())
-    return [
+    entities = bridge_entities(question, evidence, limit=limit)
+    queries = [
         SubQuery(query=f"{entity} {predicate}", intent=f"follow the bridge entity {entity!r}", bridge=entity)
-        for entity in bridge_entities(question, evidence, limit=limit)
+        for entity in entities
     ]
+    parts = analyze(question).parts
+    if entities and len(parts) == 1 and parts[0].nested and len({e.chunk.doc_id for e in evidence[:ANCHOR_ONLY]}) == 1:
+        # Every passage found is the anchor's own document: the next hop is in another one, which the anchor's
+        # words ("that caused INC-2291") would only pull back to it. So the best entity is also searched with
+        # just what is asked of it ("Kestrel Who owns the service").
+        head = head_clause(parts[0])
+        if head != question:
+            queries.insert(
+                1, SubQuery(query=f"{entities[0]} {head}", intent="leave the anchor's document", bridge=entities[0])
+            )
+    return queries
 
 
 # ------------------------------------------------------------------------------------- with an LLM
