@@ -6,7 +6,9 @@ sentence that answers what it asks (who leads the team), through entities that c
        (anchor: states INC-2291)        (shares "Kestrel")                 (shares "storage"; asks: leads, team)
 
 Two sentences are linked when they share a name, or a word that few sentences of the context use (a rare
-word ties two statements about the same thing; "the" ties everything). The question's own words never link.
+word ties two statements about the same thing; "the" ties everything), or when one names the subject of the
+other's page ("owned by William Rockefeller" → William Rockefeller's page: "He was a co-founder of Standard Oil").
+The question's own words never link.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ def head_clause(part: QuestionPart) -> str:
         m = _HEAD_ZH.search(part.text)
         return m.group(1) if m else part.text
     m = _HEAD_EN.search(part.text)
+    if m and not part.text[m.end(1) + 1].islower():
+        m = None  # "The Girl Who Kicked the Hornets' Nest": a title's capitalised word, no relative clause
     if not m:
-        return part.text
+        return _outside_anchor(part)
     if not _WH_EN.search(m.group(1)) and (wh := _WH_EN.search(part.text, m.end())):
         # The question word comes after the relative clause's start: "X is located in a city that | is the county
         # seat of what county", "The state where Henry Worrall died | has how many districts": it asks from the
@@ -69,7 +73,97 @@ def head_clause(part: QuestionPart) -> str:
         # What the clause is said of belongs to it: "a mountain | that has an elevation of how many meters".
         antecedent = _ANTECEDENT_NP.search(m.group(1))
         return f"{antecedent.group(1)} {clause}" if antecedent else clause
-    return _ANTECEDENT_EN.sub(r"\1", m.group(1))
+    # What the question says of the antecedent after its relative clause ends at the anchor: "Who was president
+    # when the area | where Intrepid Wind Farm is located | became a state".
+    return _ANTECEDENT_EN.sub(r"\1", m.group(1)) + _after_clause(part, m.end())
+
+
+def _after_clause(part: QuestionPart, start: int) -> str:
+    """The words after the relative clause that starts at `start` and ends with the first name it holds."""
+    spans = sorted(
+        (at, at + len(c.text))
+        for c in part.constraints
+        if c.kind in ("name", "quoted") and (at := part.text.find(c.text, start)) >= 0
+    )
+    if not spans or _WH_EN.search(part.text, start, spans[0][0]):
+        return ""  # a clause inside the clause: what follows the anchor is said inside it
+    end = spans[0][1]
+    for at, stop in spans[1:]:
+        if at <= end + 2:  # "Johnnycake, West Virginia": one name in two constraints
+            end = max(end, stop)
+    if (located := _LOCATED.match(part.text, end)) is None:
+        return ""  # the clause goes on past the anchor ("a 2006 film where Ron Perkins' character plays ...")
+    rest = part.text[located.end() :]
+    return " " + rest if tokenize_query(rest) else ""
+
+
+_DISAMBIGUATION = re.compile(r"\s*(?:\(.*\)|,.*)$")  # "Madonna (book)", "Indianola, Iowa": the subject before it
+
+
+def _subjects(selector: Selector, question: str) -> dict[int, tuple[str, re.Pattern[str]]]:
+    """Each block's subject (its title without a disambiguation), keyed for linking and as a pattern that finds
+    it named in a sentence; not subjects the question names itself (the anchor's page is an anchor already)."""
+    out: dict[int, tuple[str, re.Pattern[str]]] = {}
+    for block in selector.context.blocks:
+        subject = _DISAMBIGUATION.sub("", block.evidence.chunk.title).strip()
+        key = normalize_for_match(subject)
+        if len(key) < MIN_WORD or key in question or has_cjk(subject):
+            continue
+        out[block.n] = (key, re.compile(rf"(?<!\w){re.escape(subject)}(?!\w)", re.I))
+    return out
+
+
+def _pages_named(unit: Unit, subjects: dict[int, tuple[str, re.Pattern[str]]]) -> set[str]:
+    """The subjects of the pages the unit is on or names."""
+    own = subjects.get(unit.block)
+    named = {key for n, (key, pattern) in subjects.items() if n != unit.block and pattern.search(unit.text)}
+    return named | {own[0]} if own else named
+
+
+_DETERMINER = re.compile(r"\b(?:the|a|an)\s", re.I)
+# After a possessive anchor, what is said of it: "Gisvi's | city of birth", "Big Eye's | main director".
+_POSSESSED = re.compile(r"['’]s?((?:\s+(?!(?:is|was|are|were|located|born|based)\b)[a-z][\w-]*){1,3})")
+# "X is located in", "X is located", "X was born": the verb that closes a relative clause about the anchor.
+_LOCATED = re.compile(
+    r"\s+(?:is|was|are|were)\s+(?:located|born|based|situated|found|from|in)(?:\s+(?:in|from|at|of|on)\b)?"
+)
+NP_WORDS = 5  # how far before an anchor the determiner of its noun phrase may be
+MIN_HEAD = 1  # content words a head must keep to ask anything
+
+
+def _outside_anchor(part: QuestionPart) -> str:
+    """The asking words of a nested question with no relative clause: without the noun phrase that names the
+    anchor ("What 1996 book was written by | the founder of Media Matters |", "Who is the spouse of | Big Eye's
+    main director |"), or, when the question word follows the anchor, the noun phrase it asks of ("Anna Camp had
+    a recurring role in | the Fox series created by whom |")."""
+    text = part.text
+    wh = _WH_EN.search(text)
+    spans = sorted(
+        (at, at + len(c.text))
+        for c in part.constraints
+        if c.kind in ("name", "quoted") and (at := text.find(c.text)) >= 0
+    )
+    if wh is None or not spans:
+        return text
+    if spans[0][0] < wh.start():  # the anchor comes first: the phrase the question word completes
+        near = [
+            d
+            for d in _DETERMINER.finditer(text, spans[0][1], wh.start())
+            if len(text[d.start() : wh.start()].split()) <= NP_WORDS + 3
+        ]
+        head = text[near[0].start() :] if near else text[spans[0][1] :]
+    else:
+        start, end = next(((a, b) for a, b in spans if a > wh.end()), spans[-1])
+        if (possessed := _POSSESSED.match(text, end)) is not None:
+            end = possessed.end()
+        else:
+            if (located := _LOCATED.match(text, end)) is not None:
+                end = located.end()
+            dets = [d for d in _DETERMINER.finditer(text, wh.end(), start) if d.end() < start]
+            if dets and len(text[dets[-1].start() : start].split()) <= NP_WORDS:
+                start = dets[-1].start()
+        head = text[:start] + text[end:]
+    return head if len(tokenize_query(head)) >= MIN_HEAD else text
 
 
 class Chains:
@@ -81,12 +175,16 @@ class Chains:
         question = normalize_for_match(part.text)
         self._names: dict[Unit, set[str]] = {}  # the unit's names, whole and word by word: what a name link shares
         self._links: dict[Unit, set[str]] = {}
+        subjects = _subjects(selector, question)
         for unit in selector.units:
             found = [n.text for n in names(unit.text) if len(n.text) > 2]
             whole = {normalize_for_match(n) for n in found}
             rare = {t for t in unit.tokens if counts[t] <= RARE and len(t) >= MIN_WORD and t not in asked}
-            self._links[unit] = {k for k in whole | rare if k and k not in question}
-            self._names[unit] = whole | {t for n in found for t in tokenize(n)}
+            # A page's sentences are about its subject ("He was a co-founder of Standard Oil" on William
+            # Rockefeller's page), and a sentence naming that subject leads to them: one hop, as through a name.
+            about = _pages_named(unit, subjects)
+            self._links[unit] = {k for k in whole | rare if k and k not in question} | about
+            self._names[unit] = whole | {t for n in found for t in tokenize(n)} | about
 
     def anchors(self) -> list[Unit]:
         """Units that state every constraint of the part (or whose passage is about it), but for those describing

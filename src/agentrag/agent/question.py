@@ -329,16 +329,22 @@ def split_parts(question: str) -> list[str]:
     return pieces if len(pieces) > 1 and all(len(p) >= 4 for p in pieces) else [question.strip()]
 
 
+_RELATIONS = (
+    "author|director|composer|performer|performers|singer|founder|creator|owner|producer|publisher|writer|president|"
+    "capital|mother|father|wife|husband|son|daughter|birthplace|country|city|state|county|company|team|university|"
+    "school|band|leader|head|member|spouse|successor|predecessor"
+)
 # "the service that caused INC-2291", "the team of the person who ...": the subject is reached through a hop.
 _NESTED_EN = re.compile(
     r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
     r"|\b(of|by|for|in|from) the .{3,60}? (of|by|for|that|who|which)\b"
     r"|\b(affected|caused|owned|run|led|founded|written|directed|produced|published) by\b"
     # "the author of Brand", "the country Signmark is from": the subject is named through another one.
-    r"|\bthe (?:\w+ ){0,2}?(author|director|composer|performer|performers|singer|founder|creator|owner|producer|"
-    r"publisher|writer|president|capital|mother|father|wife|husband|son|daughter|birthplace|country|city|state|"
-    r"county|company|team|university|school|band|leader|head|member|spouse|successor|predecessor) (of|where|in which)\b"
-    r"|\bthe (country|city|state|county|place|company) [A-Z][\w'-]+(?: [A-Z][\w'-]+)* (is|was) (from|in|based)\b",
+    rf"|\bthe (?:\w+ ){{0,2}}?({_RELATIONS}) (of|where|in which)\b"
+    r"|\bthe (country|city|state|county|place|company) [A-Z][\w'-]+(?: [A-Z][\w'-]+)* (is|was) "
+    r"(from|in|based|located)\b"
+    # "Akinoshu Kenji's birthplace", "Gisvi's city of birth": what the question asks is said of what the name has.
+    rf"|\b[A-Z][\w-]*['’]s (?:\w+ ){{0,2}}?(?:{_RELATIONS}|birth|team|club|label|album|novel|film)\b",
     re.I,
 )
 _NESTED_ZH = re.compile(r"(导致|引起|造成|负责|开发|发布|创办|创建|属于|所在|受|影响)[^，。？?]{0,12}?的")
