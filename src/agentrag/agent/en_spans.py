@@ -68,11 +68,6 @@ def _relation_words(part: QuestionPart) -> frozenset[str]:
     return frozenset(t for t in tokenize_query(part.text) if t not in named)
 
 
-def _spots(text: str, wanted: frozenset[str]) -> list[tuple[int, int]]:
-    """Where the wanted words (by stem) stand in the text, as character spans."""
-    return [(m.start(), m.end()) for m in _WORD.finditer(text) if _stem(m.group(0)) in wanted]
-
-
 def _said_as_spots(part: QuestionPart, text: str) -> list[tuple[int, int]]:
     asked = {w.lower() for w in _WORD.findall(part.asked_as)}
     out: list[tuple[int, int]] = []
@@ -92,17 +87,36 @@ def pick(part: QuestionPart, text: str, candidates: list[Value]) -> Value:
     relation = _relation_words(part)
     head = _stem(asked_head(part.asked_as) or "")
     said_as = _said_as_spots(part, text)
-    spots = _spots(text, relation) + said_as
+    spots = [(m.start(), m.end()) for m in _WORD.finditer(text) if _related(_stem(m.group(0)), relation)] + said_as
 
     def score(v: Value) -> float:
-        before = [_stem(m.group(0)) for m in _WORD.finditer(text, 0, v.start)][-ADJACENT_WORDS:]
-        kind = head is not None and head in before  # "the singer Rihanna" for "which singer"
-        adjacent = any(w in relation for w in before) or any(0 <= v.start - e <= 12 for _, e in said_as)
-        shares = any(_stem(w) in relation for w in _WORD.findall(v.text))  # "Ford Falcon" for "which Ford car"
+        before = _content_before(text, v.start)
+        after = _stem(next(iter(_WORD.findall(text[v.end : v.end + 30])), ""))
+        kind = head is not None and (head in before or after == head)  # "the singer Rihanna", "the X series"
+        adjacent = any(_related(w, relation) for w in before) or any(0 <= v.start - e <= 12 for _, e in said_as)
+        shares = any(_related(_stem(w), relation) for w in _WORD.findall(v.text))  # "Ford Falcon" for "Ford car"
         distance = min((min(abs(v.start - e), abs(s - v.end)) for s, e in spots), default=NEAR_CHARS)
-        return 1.5 * kind + 2.0 * adjacent + shares - min(distance, NEAR_CHARS) / NEAR_CHARS - 1.5 * _qualifies(v, text)
+        aside = text.count("(", 0, v.start) > text.count(")", 0, v.start)  # "(French: Trèves)": an aside
+        qualifies = not kind and _qualifies(v, text)
+        return 1.5 * kind + 2.0 * adjacent + shares - min(distance, NEAR_CHARS) / NEAR_CHARS - 1.5 * qualifies - aside
 
     return max(candidates, key=lambda v: (score(v), -v.start))
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _content_before(text: str, at: int) -> list[str]:
+    """The stems of the words just before a position, articles skipped ("conflict known as the Troubles")."""
+    words = [m.group(0) for m in _WORD.finditer(text, max(0, at - 60), at) if m.group(0).lower() not in _ARTICLES]
+    return [s for s in (_stem(w) for w in words[-ADJACENT_WORDS:]) if s]
+
+
+def _related(stem: str | None, relation: frozenset[str]) -> bool:
+    """The stem is one of the relation words, or shares its beginning with one ("editor" and "edit")."""
+    if not stem:
+        return False
+    return stem in relation or any(len(r) >= 4 and (stem.startswith(r) or r.startswith(stem)) for r in relation)
 
 
 # Words that may follow a name that is a noun of its own: "Dire Straits from their", "Rihanna is".
@@ -131,7 +145,8 @@ def kind_named(part: QuestionPart, text: str) -> str | None:
             return v.text
     if not head or head.lower() in _SORTS:
         return None
-    for m in re.finditer(rf"\b(?i:{re.escape(head)})s?\s+(?:(?:named|called|titled)\s+)?[\"“]?(?=[A-Z])", text):
+    connector = r"(?:(?:named|called|titled|known as)\s+(?:the\s+)?)?"
+    for m in re.finditer(rf"\b{re.escape(head.lower())}s?,?\s+{connector}[\"“]?(?=[A-Z])", text):
         found = next((v for v in names(text) if v.start in (m.end(), m.end() - 1)), None)
         if found is not None:
             return found.text

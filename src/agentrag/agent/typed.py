@@ -203,8 +203,17 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     if not candidates:
         return None
     if not has_cjk(part.text) and kind in (AnswerType.ENTITY, AnswerType.PERSON, AnswerType.PLACE):
-        return en_spans.pick(part, unit.text, candidates).text
+        head = asked_head(part.asked_as)
+        # "in what Nevada county" against "at the Venetian Hotel at Paradise, Nevada": no name here is a county, so
+        # the place nearest what the question says of it (Nevada) leads on to it (Paradise's page names its county).
+        within = head in _CONTAINERS and not any(re.search(rf"\b{head}s?$", v.text, re.I) for v in candidates)
+        if not within:
+            return en_spans.pick(part, unit.text, candidates).text
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+# Places that hold other places: a sentence naming none may name a place inside the one asked for.
+_CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
 
 
 def _english_span(part: QuestionPart, unit: Unit) -> str | None:
