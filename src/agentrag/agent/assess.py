@@ -176,8 +176,8 @@ def _follow_bridge(part: QuestionPart, selector: Selector, best: Scored, ranked:
     if part.answer_type not in BRIDGED_TYPES or has_cjk(part.text):
         return None
     bridge = short_answer(part, best.unit)
-    if not bridge or len(bridge) < 4:
-        return None
+    if not bridge or len(bridge) < 4 or bridge[:1].islower():
+        return None  # a common word ("film" for "what industry") names no other passage's subject
     if part.answer_type in _VALUE_KINDS and any(ch.isdigit() for ch in bridge):
         return None  # a year or an amount restated elsewhere is the same answer, not a bridge to another
     key = normalize_for_match(bridge)
@@ -347,6 +347,7 @@ def _compared(analysis: QuestionAnalysis, plan: list[SubQuery]) -> list[Question
             target=whole.target,
             constraints=[Constraint(kind="name", text=s.about)],
             side=s.about,
+            whole=whole.text,
         )
         for s in sides
     ]

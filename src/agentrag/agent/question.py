@@ -36,9 +36,16 @@ class QuestionPart(BaseModel):
     constraints: list[Constraint] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list, description="For a choice: the named alternatives.")
     side: str = Field("", description="For one side of a comparison: the thing this part is about.")
+    whole: str = Field("", description="For one side of a comparison: the whole question, as asked.")
     nested: bool = Field(
         False, description="Names its subject through another entity (the service that caused INC-2291): multi-hop."
     )
+
+    @property
+    def asked_as(self) -> str:
+        """The question as asked: a side's part is searched as "Arbutus types of plants", asked as "Arbutus and
+        Aspidistra are what types of plants?"."""
+        return self.whole or self.text
 
     @property
     def target_tokens(self) -> list[str]:

@@ -8,9 +8,11 @@ Only for a question that asks what kind of thing both sides are or share (a spor
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import NamedTuple
 
+from agentrag.agent.en_spans import SORT_OF
 from agentrag.agent.selection import Selector
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
@@ -19,13 +21,15 @@ from agentrag.text.tokenize import has_cjk
 # "what sport", "what industry", "what profession", "what type of plant", "are both what", "have in common"
 _ASKS_KIND = re.compile(
     r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?:sport|industry|profession|occupation|job|field|kind|type|genre|form|"
-    r"category|instrument\w*|nationality|role|media|business)\b|\bboth\s+(?:what|examples of what)\b|"
+    r"category|instrument\w*|nationality|role|media|business)s?\b|\bboth\s+(?:what|examples of what)\b|"
     r"\bin common\b|\bshare\b",
     re.I,
 )
 # "X (born 1977) is a retired American tennis player", "Cranium is a party game created by ..."
 _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+", re.I)
-_CLAUSE_END = re.compile(r"[;.(]|\b(?:who|which|that|best known|known|from|created|designed|founded|born)\b", re.I)
+_CLAUSE_END = re.compile(
+    r"[;.(]|\b(?:who|which|that|best known|known|from|created|designed|founded|born|in|native|located|based)\b", re.I
+)
 _GENERIC = frozenset(
     "former retired professional famous popular known best also american british english german french italian "
     "current first second other several many one two three four five new old early late".split()
@@ -72,15 +76,35 @@ def shared_kind(question: str, sides: list[str], selector: Selector) -> Shared |
     common = set(described[0][0]).intersection(*(set(words) for words, _ in described[1:]))
     first = described[0][0]
     runs: list[list[str]] = [[]]
-    for word in first:  # runs of shared words, as they stand in the first description ("tennis player")
+    for i, word in enumerate(first):  # runs of shared words, as they stand in the first description ("tennis player")
         if word in common and word not in asked and word not in _FUNCTION:
             if word not in (w for run in runs for w in run):
                 runs[-1].append(word)
+        elif word == "and" and runs[-1] and i + 1 < len(first) and first[i + 1] in common:
+            runs[-1].append(word)  # "director and producer": both shared, one run
         elif runs[-1]:
             runs.append([])
+    runs = [run[:-1] if run and run[-1] == "and" else run for run in runs]
     runs = [run for run in runs if run]
+    if (sorted_by := _sorting(question, first, common)) is not None:
+        return Shared(sorted_by, [unit for _, unit in described])
     if not runs:
         return None
     longest = max(runs, key=len)
     value = " ".join(longest) if len(longest) > 1 else " and ".join(run[0] for run in runs[:2])
-    return Shared(" ".join(value.split()[:MAX_WORDS]), [unit for _, unit in described])
+    words = value.split()[: MAX_WORDS + ("and" in longest)]
+    while words[-1] == "and":  # "film director and" cut from "film director and producer"
+        words.pop()
+    return Shared(" ".join(words), [unit for _, unit in described])
+
+
+def _sorting(question: str, first: list[str], common: set[str]) -> str | None:
+    """For "what types of plants": the shared word before the noun asked about ("a genus of flowering plants")."""
+    of = SORT_OF.search(question)
+    if of is None:
+        return None
+    noun = of.group(1).lower().rstrip("s")
+    for word, following in itertools.pairwise(first):
+        if following.rstrip("s") == noun and word in common and word not in _FUNCTION:
+            return word
+    return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from agentrag.agent import en_spans
 from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import asked_head
 from agentrag.agent.question import QuestionPart
@@ -185,6 +186,8 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
         return year.group(0) if year else cell
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
+    if not has_cjk(part.text) and (spelled := _english_span(part, unit)) is not None:
+        return spelled
     candidates = _candidates(part, unit)
     slot = slot_span(part.text, unit.text)
     if slot is not None:
@@ -199,7 +202,33 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
             return slot
     if not candidates:
         return None
+    if not has_cjk(part.text) and kind in (AnswerType.ENTITY, AnswerType.PERSON, AnswerType.PLACE):
+        head = asked_head(part.asked_as)
+        # "in what Nevada county" against "at the Venetian Hotel at Paradise, Nevada": no name here is a county, so
+        # the place nearest what the question says of it (Nevada) leads on to it (Paradise's page names its county).
+        within = head in _CONTAINERS and not any(re.search(rf"\b{head}s?$", v.text, re.I) for v in candidates)
+        if not within:
+            return en_spans.pick(part, unit.text, candidates).text
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+# Places that hold other places: a sentence naming none may name a place inside the one asked for.
+_CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
+
+
+def _english_span(part: QuestionPart, unit: Unit) -> str | None:
+    """What the sentence's words say directly: the count of the thing asked for, the name after the kind asked
+    for, the word sorting the kind asked for (en_spans)."""
+    kind = part.answer_type
+    if kind == AnswerType.NUMBER:
+        found = en_spans.counted(part, unit.text)
+    elif kind in (AnswerType.ENTITY, AnswerType.PERSON, AnswerType.PLACE):
+        found = en_spans.kind_named(part, unit.text)
+        if found is None and kind == AnswerType.ENTITY:
+            found = en_spans.sort_word(part, unit.text)
+    else:
+        found = None
+    return found if found and not asked(part, found) else None
 
 
 def _clause(part: QuestionPart, unit: Unit) -> str | None:

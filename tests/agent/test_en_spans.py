@@ -1,0 +1,91 @@
+"""English short answers that are the answer: the span of the answering sentence the question's words point at
+(hotpotqa passages, model-free)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrag.embed.base import Embedder
+from agentrag.settings import Settings
+from tests.agent.test_bridges import _ask
+
+_LOADER = (
+    "# Kevin Loader\n\nKevin Loader is a British film and television producer. Since 1996, he and co-owner Roger "
+    "Michell have run a London-based production company, Free Range Films, through which the pair have made several "
+    'feature films directed by Michell, including "The Mother", "Enduring Love", "Venus", "Hyde Park on Hudson", '
+    '"and "Le Week-end". Their most recent film is an adaptation by Michell of Daphne Du Maurier\'s "My Cousin '
+    'Rachel".\n'
+)
+_RACHEL = (
+    "# My Cousin Rachel (2017 film)\n\nMy Cousin Rachel is a 2017 romantic drama film, written and directed by Roger "
+    "Michell, based upon the 1951 novel of the same name by Daphne du Maurier. It stars Rachel Weisz, Sam Claflin, "
+    "Iain Glen, Holliday Grainger and Pierfrancesco Favino.\n"
+)
+
+
+def test_the_kind_asked_for_names_the_answer(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "production company, Free Range Films" answers "what production company", not the novel's author."""
+    docs = {
+        "loader.md": _LOADER,
+        "rachel.md": _RACHEL,
+    }
+    (company,) = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "What production company co-owned by Kevin Loader and Rodger Michell produced My Cousin Rachel?",
+    )
+    assert company.short_answer == "Free Range Films"
+
+
+def test_a_sort_of_thing_is_the_word_that_sorts_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "What industry did both X and Y work in?" is answered by "the American film industry" on one side's page
+    (not Hollywood, nor a passage about some film), and "what types of plants" by the word both pages put before
+    "plants" (not each genus's family)."""
+    docs = {
+        "korda.md": "# Zoltan Korda\n\nZoltan Korda (June 3, 1895 – October 13, 1961) was a Hungarian-born motion "
+        "picture screenwriter, director and producer. He made his first film in Hungary in 1918, and worked with his "
+        "brother Alexander Korda on film-making there and in London. They both moved to the United States in 1940 to "
+        "Hollywood and the American film industry.\n",
+        "field.md": "# William Todd Field\n\nWilliam Todd Field (born February 24, 1964) is an American actor and "
+        "three-time Academy Award nominated filmmaker.\n",
+        "arbutus.md": "# Arbutus\n\nArbutus is a genus of 11 accepted species of flowering plants in the family "
+        "Ericaceae, native to warm temperate regions of the Mediterranean, western Europe, the Canary Islands "
+        "(Teneriffa) and North America.\n",
+        "aspidistra.md": "# Aspidistra\n\nAspidistra is a genus of flowering plants in the family Asparagaceae, "
+        "subfamily Nolinoideae, native to eastern and southeastern Asia, particularly China and Vietnam. They grow "
+        "in shade under trees and shrubs.\n",
+    }
+    industry, plants = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "What industry did both William Todd Field and Zoltan Korda work in?",
+        "Arbutus and Aspidistra are what types of plants?",
+    )
+    assert industry.short_answer == "film"
+    assert plants.short_answer == "flowering"
+
+
+def test_a_count_is_of_the_thing_counted(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "canceled after one season": "how many seasons" is answered "one", in words, not with the year of the date
+    in the same sentence."""
+    docs = {
+        "will.md": "# Will (TV series)\n\nWill is an American drama television series about the (fictional) life of "
+        "William Shakespeare in his early 20s. The series was ordered for a first season containing 10 episodes, on "
+        'May 18, 2016, and premiered on TNT on July 10, 2017. On September 5, 2017, "Will" was canceled after one '
+        "season by TNT.\n",
+        "bower.md": "# Jamie Campbell Bower\n\nJames Metcalfe Campbell Bower (born 22 November 1988) is an English "
+        "actor, singer, and model. As of 2017, he portrays Elizabethan playwright Kit Marlowe in the TNT series "
+        '"Will".\n',
+    }
+    (seasons,) = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        docs,
+        "Jamie Campbell Bower was a cast member of the TNT show that was canceled after how many seasons?",
+    )
+    assert seasons.short_answer == "one"
