@@ -81,6 +81,21 @@ def test_at_384_dimensions_few_rows_are_read_in_float32_and_the_top_k_stays() ->
         assert keys[best].tolist() == full_scan(keys, matrix, query, 50)[0]
 
 
+def test_more_rows_near_the_kth_than_the_first_look_holds() -> None:
+    """400 copies of the best vector tie for the top 10: every copy is a candidate (beyond the 3k rows looked at
+    first), and the top 10 are the first copies, as in a full scan."""
+    matrix = e5_like(5000, 384, seed=6)
+    copies = np.arange(1000, 5000, 10)
+    matrix[copies] = matrix[7]
+    codes = Int8Codes.build(matrix)
+    rows = codes.candidates(matrix[7], 10)
+    assert set(copies.tolist()) | {7} <= set(rows.tolist())
+    assert rows.tolist() == sorted(rows.tolist())
+    scores = matrix[rows] @ matrix[7]
+    best = rows[np.lexsort((rows, -scores))[:10]]
+    assert best.tolist() == full_scan(np.arange(5000), matrix, matrix[7], 10)[0]
+
+
 @pytest.mark.usefixtures("small_codes")
 def test_a_zero_query_and_more_k_than_rows(tmp_path: Path) -> None:
     matrix = e5_like(2100, 16, seed=3)
