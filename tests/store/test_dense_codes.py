@@ -4,6 +4,7 @@ rebuilt."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +236,44 @@ def test_threads_picking_rows_at_once_get_what_each_would_alone() -> None:
     for thread in threads:
         thread.join()
     assert all(found == alone for found in together.values())
+
+
+def test_a_variant_of_the_last_query_scans_only_the_rows_that_query_scored_best() -> None:
+    """The hybrid search's feedback vector (the query moved toward its best hits) is told its query: its scan
+    looks only among the tenth of the rows the query's codes scored best, and finds the same top k there."""
+    matrix = e5_like(6000, 384, seed=8)
+    keys = np.arange(6000, dtype=np.int64)
+    codes = Int8Codes.build(matrix)
+    query = matrix[42] + 2.4 * np.random.default_rng(1).standard_normal(384).astype(np.float32) / np.sqrt(384)
+    query = (query / np.linalg.norm(query)).astype(np.float32)
+    moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    alone = codes.candidates(moved, 20)
+    first = codes.candidates(query, 20)
+    assert len(first) > 0
+    narrowed = codes.candidates(moved, 20, near=query)
+    scores = matrix @ query
+    best_tenth = set(np.argsort(-scores)[:600].tolist())
+    assert set(narrowed.tolist()) <= best_tenth
+    assert narrowed.tolist() == sorted(narrowed.tolist())
+    picked = narrowed[np.lexsort((narrowed, -(matrix[narrowed] @ moved)))[:20]]
+    assert keys[picked].tolist() == full_scan(keys, matrix, moved, 20)[0]
+    # Another vector than the one scanned last (or another thread's scan): the whole scan, as without `near`.
+    assert codes.candidates(moved, 20, near=matrix[7]).tolist() == alone.tolist()
+    seen: list[list[int]] = []
+    worker = threading.Thread(target=lambda: seen.append(codes.candidates(moved, 20, near=query).tolist()))
+    worker.start()
+    worker.join()
+    assert seen == [alone.tolist()]
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    query = unit(1201)
+    store.search_dense(query, 10)
+    _, matrix = store._derived.load_vectors()
+    moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    assert [k for k, _ in store.search_dense_near(moved, 10, query)] == expected(store, moved, 10)

@@ -194,6 +194,10 @@ class Retriever:
         norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
+        # A store that can narrow the scan to what the first pass's vector scored best is told that vector.
+        near = getattr(self.store, "search_dense_near", None)
+        if near is not None:
+            return cast("ChannelResult", near((moved / norm).astype(np.float32), depth, vector, flt))
         return self.store.search_dense((moved / norm).astype(np.float32), depth, flt)
 
     def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:

@@ -51,7 +51,12 @@ class DenseIndex(Protocol):
 
     def remove(self, keys: Keys) -> None: ...
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]: ...
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, near: Matrix | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
+        """The k best; `near`: a vector this thread searched just before, of which `query` is a variant (an index
+        may narrow its scan to what `near` scored best, or ignore it)."""
+        ...
 
     def vectors(self, keys: list[int]) -> Matrix | None:
         """Rows for the keys if this index holds them exactly in memory, else None (ask the database)."""
@@ -112,7 +117,9 @@ class ExactIndex:
         rows = [self._row[key] for key in keys if key in self._row]
         return self._matrix[rows]
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, near: Matrix | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
             scores = self._matrix[rows] @ query
@@ -232,7 +239,9 @@ class UsearchIndex:
     def hidden_keys(self) -> Keys:
         return np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden))
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> tuple[Keys, npt.NDArray[np.float32]]:
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, near: Matrix | None = None
+    ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             # A selective filter: score exactly the allowed vectors (their count is small by definition of
             # selective; the store only passes `allowed` then).
