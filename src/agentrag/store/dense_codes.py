@@ -3,16 +3,18 @@
 A full float32 scan reads every vector (15 MB at 10k chunks of 384 dimensions, and it is read twice per hybrid
 search); the int8 codes are a quarter of that and are scanned with SIMD integer dot products (simsimd). Each
 row keeps the length of its code's error, and a row is scored in float32 only if its code's score is within
-twice the error bound of the k-th best code score: a row further below cannot be in the true top k.
+twice the error bound of the k-th best code score: a row further below could only be in the true top k if
+its rounding errors landed beyond the bound.
 
 The bound is statistical, not the worst case (issue 14 allows the same rankings within measurement): a code's
 error and the query's rounding error are sums over the dimensions of independent roundings, so their inner
 product with a vector of length L is spread like L * |error| / sqrt(dim), and the bound is five such spreads
 (with the largest error of any row). The worst case (the Cauchy-Schwarz bound, L * |error|) is sqrt(dim) / 5 =
-3.9 times wider at 384 dimensions and had 130-200 rows of 10k scored in float32; this bound has 60-70. Both kept
+3.9 times wider at 384 dimensions and had 130-200 rows of 10k scored in float32; this bound has 60-90. Both kept
 every query's and every feedback vector's top 50 of a full float32 scan on the dev sets and the scale corpus
 (BENCHMARKS.md, issue 14, branch hG); the scores of the rows kept differ from a full scan's only in float32
-rounding (a product over fewer rows: at most 3e-7).
+rounding (a product over fewer rows: at most 3e-7). A variant of the query searched next (the hybrid search's
+feedback vector) may scan only the rows the query's codes scored best: `candidates`' `near`.
 
 `dense-g{G}.i8` lives beside `dense-g{G}.exact`, holds its rows in the same (key) order, is written with it and
 removed with it; one that is missing, damaged or from other keys is rebuilt from the mapped vectors.

@@ -191,12 +191,9 @@ class Layered:
     def search(
         self, query: Matrix, k: int, allowed: Keys | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        """`near` (a vector searched just before, of which `query` is a variant) narrows an exact file's scan;
-        the additions since the file was saved are always searched whole."""
-        if near is not None and isinstance(self.base, MappedExact):
-            keys, scores = self.base.search(query, k, allowed, near)
-        else:
-            keys, scores = self.base.search(query, k, allowed)
+        """`near` (a vector searched just before, of which `query` is a variant) may narrow the saved index's scan;
+        the additions since it was saved are always searched whole."""
+        keys, scores = self.base.search(query, k, allowed, near)
         if len(self.delta) == 0:
             return keys, scores
         more_keys, more_scores = self.delta.search(query, k, allowed)

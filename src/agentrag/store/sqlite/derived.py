@@ -109,7 +109,7 @@ class DerivedIndexes:
             keys, scores = index.search(vector, k * 8)
             mask = np.isin(keys, allowed)
             return keys[mask][:k], scores[mask][:k]
-        return index.search(vector, k, allowed, near if allowed is None else None)
+        return index.search(vector, k, allowed, near)
 
     def _catch_up(self, index: DenseIndex, since: int) -> None:
         rows = self._con.execute(
