@@ -124,7 +124,8 @@ def top10_agreement(before: list[list[Any]], after: list[list[Any]]) -> tuple[fl
 
 
 def _report(results: dict[str, Any], args: argparse.Namespace) -> int:
-    """Prints each channel's comparison; returns how many queries fail it (differ, or agree too little)."""
+    """Prints each channel's comparison; returns how many queries differ (with --agreement: how many channels agree
+    less than 0.99)."""
     failing = 0
     for channel in CHANNELS:
         before, after = results["before"][channel], results["after"][channel]
