@@ -52,9 +52,11 @@ class DenseIndex(Protocol):
     def remove(self, keys: Keys) -> None: ...
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        """The k best keys and scores; `ef`: an HNSW search's breadth (None: the index's own; exact ones ignore it)."""
+        """The k best; `ef`: an HNSW search's breadth (None: the index's own; exact ones ignore it); `near`: a
+        vector this thread searched just before, of which `query` is a variant (an index may narrow its scan to
+        what `near` scored best, or ignore it)."""
         ...
 
     def vectors(self, keys: list[int]) -> Matrix | None:
@@ -117,7 +119,7 @@ class ExactIndex:
         return self._matrix[rows]
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
@@ -240,7 +242,7 @@ class UsearchIndex:
         return np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden))
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             # A selective filter: score exactly the allowed vectors (their count is small by definition of

@@ -126,16 +126,19 @@ class MappedExact:
         return self._keys[rows], np.asarray(self._matrix[rows])
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
+        """The k best rows for `query`; `near`: a vector this thread searched just before, of which `query` is
+        a variant (see `Int8Codes.candidates`)."""
         if allowed is not None:
             rows = self._rows(np.asarray(allowed, dtype=np.int64))
             scores = self._matrix[rows] @ query
             best = top_k(scores, k)
             return self._keys[rows[best]], scores[best]
         if self._codes is not None:
-            # Only the rows whose int8 bounds reach the k-th best are read in float32: the same top k.
-            rows = self._codes.candidates(query, k, self._alive if self._count < len(self._keys) else None)
+            # Only the rows whose int8 codes score near the k-th best are read in float32.
+            alive = self._alive if self._count < len(self._keys) else None
+            rows = self._codes.candidates(query, k, alive, near)
             scores = self._matrix[rows] @ query
             best = top_k(scores, k)
             return self._keys[rows[best]], scores[best]
@@ -186,9 +189,11 @@ class Layered:
         return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        keys, scores = self.base.search(query, k, allowed, ef)
+        """`near` (a vector searched just before, of which `query` is a variant) may narrow the saved index's scan;
+        the additions since it was saved are always searched whole."""
+        keys, scores = self.base.search(query, k, allowed, ef, near)
         if len(self.delta) == 0:
             return keys, scores
         more_keys, more_scores = self.delta.search(query, k, allowed)

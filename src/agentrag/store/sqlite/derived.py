@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.store.dense import EF_SEARCH, DenseIndex, ExactIndex, UsearchIndex
+from agentrag.store.dense import EF_SEARCH, DenseIndex, ExactIndex, Keys, Matrix, UsearchIndex
 from agentrag.store.dense_files import Layered, MappedExact, file_for, remove_others, saved_files, write_exact
+from agentrag.store.sqlite.filters import SELECTIVE
 from agentrag.store.sqlite.schema import read_chunk_count, read_generation, read_meta
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,20 @@ class DerivedIndexes:
         if isinstance(self._dense, Layered) and self._rewrite_due(self._dense):
             self._dense = self._save(self._dense, generation, dim)
         return self._dense
+
+    def search(
+        self, vector: Matrix, k: int, allowed: Keys | None, near: Matrix | None, ef: int | None = None
+    ) -> tuple[Keys, Matrix]:
+        """The dense index's k best for `vector` among the allowed keys (all when None); `near`: a vector this
+        thread searched just before, of which `vector` is a variant (the hybrid search's feedback vector); `ef`:
+        an HNSW search's breadth (None: the store's)."""
+        index = self.dense()
+        if allowed is not None and len(allowed) > SELECTIVE and index.kind == "ann":
+            # Broad filter on an ANN index: search deeper, then keep the allowed keys.
+            keys, scores = index.search(vector, k * 8, ef=ef)
+            mask = np.isin(keys, allowed)
+            return keys[mask][:k], scores[mask][:k]
+        return index.search(vector, k, allowed, ef, near)
 
     def _catch_up(self, index: DenseIndex, since: int) -> None:
         rows = self._con.execute(

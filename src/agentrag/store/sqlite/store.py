@@ -25,7 +25,7 @@ from agentrag.store.base import ChannelResult, DocumentPage, DocumentQuery, Docu
 from agentrag.store.sqlite.chunks import CHUNK_SQL, ChunkReader, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
-from agentrag.store.sqlite.filters import SELECTIVE, allowed_keys
+from agentrag.store.sqlite.filters import allowed_keys
 from agentrag.store.sqlite.fingerprints import Fingerprints
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.pins import SearchGeneration
@@ -40,6 +40,9 @@ from agentrag.store.sqlite.schema import (
 from agentrag.store.sqlite.text_index import TextIndex, query_terms, search_fts5
 from agentrag.threads import one_blas_thread
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
+
+Vector = npt.NDArray[np.float32]
+Filter = SearchFilter | None
 
 
 class SQLiteStore:
@@ -326,21 +329,18 @@ class SQLiteStore:
         with self._read_lock:
             return search_fts5(self._read_con, tokens, k, flt, title_weight)
 
-    def search_dense(
-        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+    def search_dense(self, vector: Vector, k: int, flt: Filter = None, ef: int | None = None) -> ChannelResult:
+        return self.search_dense_near(vector, k, None, flt, ef)
+
+    def search_dense_near(
+        self, vector: Vector, k: int, near: Vector | None, flt: Filter = None, ef: int | None = None
     ) -> ChannelResult:
+        """`search_dense` of a variant of `near`, a vector this thread searched just before (the feedback vector)."""
         with self._lock:
-            index = self._derived.dense()
             allowed = allowed_keys(self._con, flt)
             if allowed is not None and len(allowed) == 0:
                 return []
-            if allowed is not None and len(allowed) > SELECTIVE and index.kind == "ann":
-                # Broad filter on an ANN index: search deeper, then keep the allowed keys.
-                keys, scores = index.search(vector, k * 8, ef=ef)
-                mask = np.isin(keys, allowed)
-                keys, scores = keys[mask][:k], scores[mask][:k]
-            else:
-                keys, scores = index.search(vector, k, allowed, ef)
+            keys, scores = self._derived.search(vector, k, allowed, near, ef)
         return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
 
     # ------------------------------------------------------------------ derived indexes
