@@ -366,7 +366,7 @@ def assess(
     for p in parts:
         if p.answered:
             p.conflict = find_conflict(p.part, p.ranked, context)
-        if not p.verified and (denial := denied_premise(p.part, selector, p.ranked)) is not None:
+        if (denial := denied_premise(p.part, selector, p.ranked)) is not None:
             p.denial, p.verdict, p.short = denial, "not_found", None  # nothing answers what did not happen
     sides = [p.part.side for p in parts if p.part.side and p.part.answer_type in SUBJECT_TYPES]
     shared = shared_kind(analysis.question, sides, selector) if len(sides) == len(parts) else None

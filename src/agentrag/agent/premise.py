@@ -28,7 +28,7 @@ _DENIAL = re.compile(
 _SCAFFOLD = frozenset(tokenize_query("how many much times time number when where who whom what which year date"))
 FOLLOWING_WORDS = 5  # the denied event follows its negation closely ("has yet to win the Masters")
 MIN_SHARED = 0.5  # of the question's words that the passage (with its headings) must state: the same subject
-CONSIDERED = 10  # best-ranked units looked at
+CONSIDERED = 40  # best-ranked units looked at (a denial holds no value, so it ranks low for a value asked)
 
 
 def denied_premise(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Unit | None:
@@ -44,8 +44,14 @@ def denied_premise(part: QuestionPart, selector: Selector, ranked: list[Scored])
             continue
         if holds_answer(part, unit):
             continue  # "did not win until 2014": a value of the asked kind answers, it does not deny
+        # What the question asks happened, less its subject (the passage's title and headings): the denied phrase
+        # must hold one of its rarer words, not only a common verb ("hasn't won a major championship" denies no
+        # Masters win; "has yet to win the Masters" does).
+        event = sorted(asked - selector.headings(unit.block), key=lambda t: selector.idf.get(t, 0.0))
+        if not event:
+            continue
+        rare = set(event[(len(event) - 1) // 2 :])  # as rare as the median word of the event, or rarer
         for m in _DENIAL.finditer(unit.text):
-            event = " ".join(unit.text[m.end() :].split()[:FOLLOWING_WORDS])
-            if asked & set(tokenize_query(event)):
+            if rare & set(tokenize_query(" ".join(unit.text[m.end() :].split()[:FOLLOWING_WORDS]))):
                 return unit
     return None
