@@ -76,7 +76,7 @@ class _Store:
         return [(key, float(self.keys - key)) for key in range(self.keys)][:k]
 
     def search_dense(
-        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None, near: Any = None
     ) -> ChannelResult:
         self.scan()
         return [(key, 1.0 - key / 100) for key in range(self.keys)][:k]

@@ -62,7 +62,7 @@ class _Store:
         return [(key, float(10 - key)) for key in range(5)]
 
     def search_dense(
-        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None, near: Any = None
     ) -> ChannelResult:
         self.breadths.append(ef)
         return [(key, 1.0 - key / 100) for key in range(5)]

@@ -276,4 +276,4 @@ def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path
     _, matrix = store._derived.load_vectors()
     moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
     moved = (moved / np.linalg.norm(moved)).astype(np.float32)
-    assert [k for k, _ in store.search_dense_near(moved, 10, query)] == expected(store, moved, 10)
+    assert [k for k, _ in store.search_dense(moved, 10, near=query)] == expected(store, moved, 10)

@@ -194,12 +194,9 @@ class Retriever:
         norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
-        # A store that can narrow the scan to what the first pass's vector scored best is told that vector.
-        near = getattr(self.store, "search_dense_near", None)
-        moved32, ef = (moved / norm).astype(np.float32), self.settings.feedback_ef_search
-        if near is not None:
-            return cast("ChannelResult", near(moved32, depth, vector, flt, ef))
-        return self.store.search_dense(moved32, depth, flt, ef)
+        # The store is told the first pass's vector, so that it may narrow the scan to what that one scored best.
+        moved32 = (moved / norm).astype(np.float32)
+        return self.store.search_dense(moved32, depth, flt, ef=self.settings.feedback_ef_search, near=vector)
 
     def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:
         """The channels fused, best first; with `limit`, only the first `limit` of that order."""

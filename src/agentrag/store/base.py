@@ -137,10 +137,17 @@ class Store(Protocol):
         ...
 
     def search_dense(
-        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        flt: SearchFilter | None = None,
+        ef: int | None = None,
+        near: npt.NDArray[np.float32] | None = None,
     ) -> ChannelResult:
         """The k nearest chunks by inner product; `ef`: the breadth of this search when the index is an HNSW graph
-        (None: the store's `ann_ef_search`; an exact index, or one without such a breadth, ignores it)."""
+        (None: the store's `ann_ef_search`; an exact index, or one without such a breadth, ignores it); `near`: a
+        vector this thread searched just before, of which `vector` is a variant (the hybrid search's feedback
+        vector), which a store may use to narrow its scan, or ignore."""
         ...
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:

@@ -279,9 +279,15 @@ class MilvusStore:
         return self._search(text, "sparse", {"metric_type": "BM25"}, k, flt)
 
     def search_dense(
-        self, vector: npt.NDArray[np.float32], k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        flt: SearchFilter | None = None,
+        ef: int | None = None,
+        near: npt.NDArray[np.float32] | None = None,
     ) -> ChannelResult:
-        # `ef` is an HNSW breadth; the index types this backend builds (FLAT, IVF_FLAT, AUTOINDEX) take none.
+        # `ef` is an HNSW breadth; the index types this backend builds (FLAT, IVF_FLAT, AUTOINDEX) take none. `near`
+        # narrows a local scan; Milvus searches on its own.
         data = np.asarray(vector, dtype=np.float32).tolist()
         return self._search(data, "vec", cols.dense_search_params(self._index), k, flt)
 

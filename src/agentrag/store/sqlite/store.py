@@ -42,7 +42,6 @@ from agentrag.threads import one_blas_thread
 from agentrag.types import Chunk, Document, SearchFilter, chunk_id_for
 
 Vector = npt.NDArray[np.float32]
-Filter = SearchFilter | None
 
 
 class SQLiteStore:
@@ -329,13 +328,9 @@ class SQLiteStore:
         with self._read_lock:
             return search_fts5(self._read_con, tokens, k, flt, title_weight)
 
-    def search_dense(self, vector: Vector, k: int, flt: Filter = None, ef: int | None = None) -> ChannelResult:
-        return self.search_dense_near(vector, k, None, flt, ef)
-
-    def search_dense_near(
-        self, vector: Vector, k: int, near: Vector | None, flt: Filter = None, ef: int | None = None
+    def search_dense(
+        self, vector: Vector, k: int, flt: SearchFilter | None = None, ef: int | None = None, near: Vector | None = None
     ) -> ChannelResult:
-        """`search_dense` of a variant of `near`, a vector this thread searched just before (the feedback vector)."""
         with self._lock:
             allowed = allowed_keys(self._con, flt)
             if allowed is not None and len(allowed) == 0:
