@@ -102,7 +102,8 @@ def run(data: Path, home: Path) -> dict[str, dict[str, float]]:
     for label, fuse in variants(settings.retrieval.dense_weight).items():
         totals: dict[str, float] = {}
         for i, q in enumerate(dataset.queries):
-            retriever.fuse = lambda ch, q=q.text, fuse=fuse: fuse(ch, q)  # type: ignore[method-assign]
+            # `limit`: the retriever asks for the first few only (the feedback documents)
+            retriever.fuse = lambda ch, limit=None, q=q.text, fuse=fuse: fuse(ch, q)[:limit]  # type: ignore[method-assign]
             hits = kb.search(q.text, 60, Channel.HYBRID, query_vector=vectors[i])  # the eval's CHUNK_DEPTH
             ranked = list(dict.fromkeys(h.chunk.doc_id for h in hits))[:20]
             for metric, value in retrieval_metrics(ranked, dataset.qrels[q.qid]).items():
