@@ -14,7 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from agentrag.agent.chain import head_clause
-from agentrag.agent.question import analyze, split_parts
+from agentrag.agent.question import QuestionAnalysis, analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.agent.units import FIELD_LINE
 from agentrag.agent.values import POSSESSIVE
@@ -263,18 +263,26 @@ def _content(text: str) -> set[str]:
     return set(tokenize_query(text))
 
 
-def bridge_entities(question: str, evidence: list[Evidence], top_passages: int = 3, limit: int = 3) -> list[str]:
+def bridge_entities(
+    question: str,
+    evidence: list[Evidence],
+    top_passages: int = 3,
+    limit: int = 3,
+    analysis: QuestionAnalysis | None = None,
+) -> list[str]:
     """Entities the best passages name but the question does not: the likely next hop.
 
     A name scores more when its passage ranks higher and when the sentence it sits in shares more of the
     question's words ("Tkachuk was the former CEO of Viglen" for "the former CEO of which company").
     Names of a passage's own subject (its title) and names the question already holds are skipped.
+    `analysis`: the question's, when the caller has it.
     """
     asked = normalize_for_match(question)
     wanted = _content(question)
     # The words that relate (caused, owns, leads) count more than the names the question is anchored on: the
     # next hop sits in the sentence that says how the anchor relates to it, not in any sentence naming it.
-    anchor = {t for c in analyze(question).constraints for t in _content(c.text)} & wanted
+    constraints = (analysis or analyze(question)).constraints
+    anchor = {t for c in constraints for t in _content(c.text)} & wanted
     weight = {t: 1.0 if t in anchor else RELATION_WEIGHT for t in wanted}
     total = math.fsum(weight.values()) or 1.0
     scores: dict[str, float] = {}
@@ -311,12 +319,13 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
     first_hop = evidence[0].chunk.title if evidence else ""
     predicate = question.replace(first_hop, " ") if first_hop and first_hop in question else question
     predicate = " ".join(predicate.split())
-    entities = bridge_entities(question, evidence, limit=limit)
+    analysis = analyze(question)
+    entities = bridge_entities(question, evidence, limit=limit, analysis=analysis)
     queries = [
         SubQuery(query=f"{entity} {predicate}", intent=f"follow the bridge entity {entity!r}", bridge=entity)
         for entity in entities
     ]
-    parts = analyze(question).parts
+    parts = analysis.parts
     if entities and len(parts) == 1 and parts[0].nested and len({e.chunk.doc_id for e in evidence[:ANCHOR_ONLY]}) == 1:
         # Every passage found is the anchor's own document: the next hop is in another one, which the anchor's
         # words ("that caused INC-2291") would only pull back to it. So the best entity is also searched with
