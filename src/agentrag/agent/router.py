@@ -100,6 +100,21 @@ _SIMPLE_CUES = re.compile(
 )
 
 
+# The English ways to nest an entity, in the order they are tried; True: only in a question with no simple cue
+# ("What is the rate limit of the Aurora API?" asks the relation itself).
+_NESTED_CUES_EN = ((_RELATION_OF, True), (_NESTED, False), (_REDUCED, False), (_OWNED, True))
+
+
+def _nested_cue(q: str) -> str | None:
+    """The words that make the question reach its subject through another entity, if any."""
+    if m := _BRIDGE.search(q):
+        return m.group(0)
+    if has_cjk(q):
+        return None
+    simple = bool(_SIMPLE_CUES.search(q))
+    return next((m.group(0) for p, only in _NESTED_CUES_EN if not (only and simple) and (m := p.search(q))), None)
+
+
 def rule_route(question: str) -> Route:
     q = question.strip()
     if not q:
@@ -119,14 +134,8 @@ def rule_route(question: str) -> Route:
         return Route("complex", f"comparison cue {m.group(0)!r}", cue="comparison")
     if _CHOICE.search(q):
         return Route("complex", "a choice between alternatives (A or B)", cue="comparison")
-    if m := _BRIDGE.search(q):
-        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
-    if not has_cjk(q) and not _SIMPLE_CUES.search(q) and (m := _RELATION_OF.search(q)):
-        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
-    if not has_cjk(q) and ((m := _NESTED.search(q)) or (m := _REDUCED.search(q))):
-        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
-    if not has_cjk(q) and not _SIMPLE_CUES.search(q) and (m := _OWNED.search(q)):
-        return Route("complex", f"nested entity (multi-hop) cue {m.group(0)!r}", cue="bridge")
+    if (nested := _nested_cue(q)) is not None:
+        return Route("complex", f"nested entity (multi-hop) cue {nested!r}", cue="bridge")
     if m := _WHY_HOW.search(q):
         return Route("complex", f"why/how cue {m.group(0)!r}", cue="why_how")
     if _SIMPLE_CUES.search(q) or len(q) <= 60:
