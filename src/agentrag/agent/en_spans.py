@@ -140,16 +140,17 @@ def kind_named(part: QuestionPart, text: str) -> str | None:
     """The name right after the kind asked for ("the British rock band Dire Straits"), or after "named"."""
     head = asked_head(part.asked_as)
     said_as = _said_as_spots(part, text)  # "a security guard named David Dunn" for "what is the name of ..."
-    for v in names(text):
+    found = names(text)
+    for v in found:
         if any(0 <= v.start - e <= 2 for _, e in said_as):
             return v.text
     if not head or head.lower() in _SORTS:
         return None
     connector = r"(?:(?:named|called|titled|known as)\s+(?:the\s+)?)?"
     for m in re.finditer(rf"\b{re.escape(head.lower())}s?,?\s+{connector}[\"“]?(?=[A-Z])", text):
-        found = next((v for v in names(text) if v.start in (m.end(), m.end() - 1)), None)
-        if found is not None:
-            return found.text
+        after = next((v for v in found if v.start in (m.end(), m.end() - 1)), None)
+        if after is not None:
+            return after.text
     return None
 
 

@@ -40,14 +40,15 @@ def denied_premise(part: QuestionPart, selector: Selector, ranked: list[Scored])
         return None
     for scored in ranked[:CONSIDERED]:
         unit = scored.unit
-        if len(asked & (unit.tokens | selector.headings(unit.block))) < MIN_SHARED * len(asked):
+        headings = selector.headings(unit.block)
+        if len(asked & (unit.tokens | headings)) < MIN_SHARED * len(asked):
             continue
         if holds_answer(part, unit):
             continue  # "did not win until 2014": a value of the asked kind answers, it does not deny
         # What the question asks happened, less its subject (the passage's title and headings): the denied phrase
         # must hold one of its rarer words, not only a common verb ("hasn't won a major championship" denies no
         # Masters win; "has yet to win the Masters" does).
-        event = sorted(asked - selector.headings(unit.block), key=lambda t: selector.idf.get(t, 0.0))
+        event = sorted(asked - headings, key=lambda t: selector.idf.get(t, 0.0))
         if not event:
             continue
         rare = set(event[(len(event) - 1) // 2 :])  # as rare as the median word of the event, or rarer
