@@ -274,15 +274,14 @@ def bridge_entities(
 
     A name scores more when its passage ranks higher and when the sentence it sits in shares more of the
     question's words ("Tkachuk was the former CEO of Viglen" for "the former CEO of which company").
-    Names of a passage's own subject (its title) and names the question already holds are skipped.
-    `analysis`: the question's, when the caller has it.
+    Names of a passage's own subject (its title) and names the question already holds are skipped; `analysis`
+    is the question's, when the caller has it.
     """
     asked = normalize_for_match(question)
     wanted = _content(question)
     # The words that relate (caused, owns, leads) count more than the names the question is anchored on: the
     # next hop sits in the sentence that says how the anchor relates to it, not in any sentence naming it.
-    constraints = (analysis or analyze(question)).constraints
-    anchor = {t for c in constraints for t in _content(c.text)} & wanted
+    anchor = {t for c in (analysis or analyze(question)).constraints for t in _content(c.text)} & wanted
     weight = {t: 1.0 if t in anchor else RELATION_WEIGHT for t in wanted}
     total = math.fsum(weight.values()) or 1.0
     scores: dict[str, float] = {}
@@ -327,9 +326,8 @@ def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> l
     ]
     parts = analysis.parts
     if entities and len(parts) == 1 and parts[0].nested and len({e.chunk.doc_id for e in evidence[:ANCHOR_ONLY]}) == 1:
-        # Every passage found is the anchor's own document: the next hop is in another one, which the anchor's
-        # words ("that caused INC-2291") would only pull back to it. So the best entity is also searched with
-        # just what is asked of it ("Kestrel Who owns the service").
+        # All from the anchor's document: its words ("that caused INC-2291") would pull the next hop's search back
+        # there, so the best entity is also searched with only what is asked of it ("Kestrel Who owns the service").
         head = head_clause(parts[0])
         if head != question:
             queries.insert(
