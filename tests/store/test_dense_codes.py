@@ -277,3 +277,49 @@ def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path
     moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
     moved = (moved / np.linalg.norm(moved)).astype(np.float32)
     assert [k for k, _ in store.search_dense(moved, 10, near=query)] == expected(store, moved, 10)
+
+
+@pytest.mark.parametrize("dim", [384, 7, 1040])
+def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(dim: int) -> None:
+    """Codes are stored as uint8 (int8 + 128) and scanned with simsimd's uint8 dot; the shift is taken off exactly,
+    also where the shifted dots pass float32's exact integers (every code and query entry at +-127)."""
+    matrix = e5_like(500, dim, seed=dim)
+    matrix[:4, :] = np.where(np.arange(dim) % 2, 1.0, -1.0).astype(np.float32)  # codes of +-127, after the mean
+    codes = Int8Codes.build(matrix)
+    assert codes.codes.dtype == np.uint8
+    signed = codes.codes.astype(np.int64) - 128
+    assert np.array_equal(codes.sums, codes.codes.sum(axis=1))
+    rng = np.random.default_rng(dim)
+    for q8 in (np.full(dim, 127, np.int8), np.full(dim, -127, np.int8), rng.integers(-127, 128, dim).astype(np.int8)):
+        want = (signed @ q8.astype(np.int64)).astype(np.float32) * codes.scale
+        got = codes._code_scores(q8, None)
+        assert got.dtype == np.float32
+        assert np.array_equal(got, want)
+        rows = np.array([3, 0, 499, 17], dtype=np.intp)
+        assert np.array_equal(codes._code_scores(q8, rows), want[rows])
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_a_code_file_of_the_int8_format_is_rebuilt(tmp_path: Path) -> None:
+    """Format 1 stored the int8 codes as they are and no sums: it is rebuilt in format 2, as a damaged file is."""
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    want = expected(store, unit(3300), 10)
+    store.close()
+    (codes,) = path.parent.glob("dense-g*.i8")
+    (exact,) = path.parent.glob("dense-g*.exact")
+    keys = MappedExact.open(exact, 8)._keys
+    current = Int8Codes.open(codes, keys, 8)
+    shifted = np.array(current.codes)  # a copy: the file under the mapping is rewritten next
+    with codes.open("wb") as out:  # format 1: header, mean, scale, error, norm, int8 codes
+        out.write(dense_codes._HEADER.pack(b"AGRI8C01", len(keys), 8, dense_codes._keys_crc(keys)))
+        for array in (current.mean, current.scale, current.error, current.norm):
+            out.write(array.astype("<f4").tobytes())
+        out.write((shifted.astype(np.int16) - 128).astype(np.int8).tobytes())
+    del current
+    with pytest.raises(ValueError, match="older format"):
+        Int8Codes.open(codes, keys, 8)
+    reopened = open_store(path, 1000)
+    assert dense_keys(reopened, unit(3300), 10) == want
+    assert codes.read_bytes()[:8] == b"AGRI8C02"
+    assert np.array_equal(Int8Codes.open(codes, keys, 8).codes, shifted)

@@ -1,7 +1,7 @@
-"""An int8 copy of an exact dense file, to find the rows worth scoring exactly.
+"""An 8-bit copy of an exact dense file, to find the rows worth scoring exactly.
 
 A full float32 scan reads every vector (15 MB at 10k chunks of 384 dimensions, and it is read twice per hybrid
-search); the int8 codes are a quarter of that and are scanned with SIMD integer dot products (simsimd). Each
+search); the 8-bit codes are a quarter of that and are scanned with SIMD integer dot products (simsimd). Each
 row keeps the length of its code's error, and a row is scored in float32 only if its code's score is within
 twice the error bound of the k-th best code score: a row further below could only be in the true top k if
 its rounding errors landed beyond the bound.
@@ -15,6 +15,13 @@ every query's and every feedback vector's top 50 of a full float32 scan on the d
 (BENCHMARKS.md, issue 14, branch hG); the scores of the rows kept differ from a full scan's only in float32
 rounding (a product over fewer rows: at most 3e-7). A variant of the query searched next (the hybrid search's
 feedback vector) may scan only the rows the query's codes scored best: `candidates`' `near`.
+
+The codes are int8 values c in [-127, 127], stored shifted as unsigned bytes c + 128, and the int8 query q is
+shifted alike: simsimd has no int8-by-uint8 dot, and its uint8 one scanned 10k codes of 384 dimensions in 117-122
+against its int8 one's 139-141 microseconds on the benchmark machine (an AMD EPYC with AVX-512 VNNI). The shift is
+undone exactly: (q + 128) . (c + 128) = q . c + 128 * (sum(q) + sum(c + 128)), every term an integer that a
+float64 holds exactly, with each row's sum(c + 128) saved beside its code; so the code scores are those of the
+int8 codes bit for bit, and so are the rows picked.
 
 `dense-g{G}.i8` lives beside `dense-g{G}.exact`, holds its rows in the same (key) order, is written with it and
 removed with it; one that is missing, damaged or from other keys is rebuilt from the mapped vectors.
@@ -35,7 +42,7 @@ import simsimd
 
 log = logging.getLogger(__name__)
 
-_MAGIC = b"AGRI8C01"
+_MAGIC = b"AGRI8C02"  # 01: int8 codes and no sums (rebuilt, as a damaged file is)
 _HEADER = struct.Struct("<8sqqI")  # magic, rows, dim, crc32 of the keys (ties the codes to their .exact file)
 # Below this many rows a float32 scan is cheaper than the codes' fixed costs (quantising the query, the bounds,
 # the gather): on hotpotqa's e5 vectors 0.11 against 0.14 ms at 3,000 rows, even at 4,000, 0.24 against 0.19 at
@@ -57,6 +64,7 @@ _NEAR_SHARE = 0.1
 _SLICE = 65536
 
 Matrix = npt.NDArray[np.float32]
+Sums = npt.NDArray[np.int32]
 
 
 def codes_path(exact_path: Path) -> Path:
@@ -67,22 +75,21 @@ def _keys_crc(keys: npt.NDArray[np.int64]) -> int:
     return zlib.crc32(np.ascontiguousarray(keys, dtype="<i8").tobytes())
 
 
-class Int8Codes:
-    """Per-row int8 codes of the centred vectors, with each row's scale and error bounds."""
+Codes = npt.NDArray[np.uint8]
+_SHIFT = 128  # a stored code is its int8 value plus this
 
-    def __init__(
-        self,
-        mean: Matrix,
-        scale: Matrix,
-        error: Matrix,
-        norm: Matrix,
-        codes: npt.NDArray[np.int8],
-    ) -> None:
+
+class Int8Codes:
+    """Per-row int8 codes of the centred vectors (stored shifted to uint8), with each row's scale and error bounds."""
+
+    def __init__(self, mean: Matrix, scale: Matrix, error: Matrix, norm: Matrix, codes: Codes, sums: Sums) -> None:
         self.mean = mean  # (dim,) the centre: e5 vectors share a large common direction that int8 would waste
         self.scale = scale  # (rows,) row i's code times scale[i] approximates vector i minus the mean
         self.error = error  # (rows,) an upper bound of |vector - mean - scale * code|
         self.norm = norm  # (rows,) |scale * code|
-        self.codes = codes  # (rows, dim)
+        self.codes = codes  # (rows, dim) the int8 codes plus 128
+        self.sums = sums  # (rows,) the sum of each row's stored (shifted) codes
+        self._shifted = _SHIFT * sums.astype(np.float64)  # what the shift adds to a row's dot, less 128 * sum(q)
         # The largest error and code length of any row: one bound for every row (per-row bounds cost more passes
         # over the rows than the few extra rows they spare the float32 scoring).
         self._error = float(error.max()) if len(error) else 0.0
@@ -99,9 +106,9 @@ class Int8Codes:
         parts = [_quantise(np.asarray(matrix[i : i + _SLICE]), mean) for i in range(0, rows, _SLICE)]
         if not parts:
             empty = np.zeros(0, dtype=np.float32)
-            return cls(mean, empty, empty, empty, np.zeros((0, dim), dtype=np.int8))
+            return cls(mean, empty, empty, empty, np.zeros((0, dim), dtype=np.uint8), np.zeros(0, dtype=np.int32))
         scale, error, norm, codes = (np.concatenate(column) for column in zip(*parts, strict=True))
-        return cls(mean, scale, error, norm, codes)
+        return cls(mean, scale, error, norm, codes, codes.sum(axis=1, dtype=np.int64).astype(np.int32))
 
     def write(self, path: Path, keys: npt.NDArray[np.int64]) -> None:
         """Written whole under a temporary name and renamed, like the `.exact` file beside it."""
@@ -111,7 +118,8 @@ class Int8Codes:
                 out.write(_HEADER.pack(_MAGIC, len(self), len(self.mean), _keys_crc(keys)))
                 for array in (self.mean, self.scale, self.error, self.norm):
                     out.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
-                out.write(np.ascontiguousarray(self.codes, dtype=np.int8).tobytes())
+                out.write(np.ascontiguousarray(self.sums, dtype="<i4").tobytes())
+                out.write(np.ascontiguousarray(self.codes, dtype=np.uint8).tobytes())
             tmp.replace(path)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -126,7 +134,9 @@ class Int8Codes:
         if len(header) < _HEADER.size:
             raise ValueError("truncated header")
         magic, have_rows, have_dim, crc = _HEADER.unpack(header)
-        size = _HEADER.size + 4 * (dim + 3 * rows) + rows * dim
+        size = _HEADER.size + 4 * (dim + 4 * rows) + rows * dim
+        if magic == b"AGRI8C01":
+            raise ValueError("the int8 codes of an older format")
         if magic != _MAGIC or (have_rows, have_dim) != (rows, dim) or path.stat().st_size != size:
             raise ValueError(f"not a whole int8 code file of {rows} {dim}-dimensional vectors")
         if crc != _keys_crc(keys):
@@ -134,8 +144,9 @@ class Int8Codes:
         floats = np.fromfile(path, dtype="<f4", count=dim + 3 * rows, offset=_HEADER.size).astype(np.float32)
         mean, scale, error, norm = np.split(floats, [dim, dim + rows, dim + 2 * rows])
         offset = _HEADER.size + 4 * (dim + 3 * rows)
-        codes = np.memmap(path, dtype=np.int8, mode="r", offset=offset, shape=(rows, dim)).view(np.ndarray)
-        return cls(mean, scale, error, norm, codes)
+        sums = np.fromfile(path, dtype="<i4", count=rows, offset=offset).astype(np.int32)
+        codes = np.memmap(path, dtype=np.uint8, mode="r", offset=offset + 4 * rows, shape=(rows, dim))
+        return cls(mean, scale, error, norm, codes.view(np.ndarray), sums)
 
     @classmethod
     def beside(cls, exact_path: Path, keys: npt.NDArray[np.int64], matrix: Matrix) -> Int8Codes:
@@ -199,10 +210,7 @@ class Int8Codes:
     ) -> tuple[npt.NDArray[np.intp], Matrix]:
         """Positions (in `rows`, or of all rows) of the rows near the k-th best code score, ascending, and the
         code scores (dead rows at -inf)."""
-        codes, scale = (self.codes, self.scale) if rows is None else (self.codes[rows], self.scale[rows])
-        # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
-        approx = np.asarray(simsimd.cdist(q8[None, :], codes, metric="dot", threads=1, out_dtype="float32"))[0]
-        approx *= scale
+        approx = self._code_scores(q8, rows)
         if alive is not None:
             approx[~alive] = -np.inf
             if int(alive.sum()) <= k:
@@ -210,6 +218,23 @@ class Int8Codes:
         if k >= len(approx):
             return np.flatnonzero(approx > -np.inf), approx
         return _near_the_kth(approx, k, band), approx
+
+    def _code_scores(self, q8: npt.NDArray[np.int8], rows: npt.NDArray[np.intp] | None) -> Matrix:
+        """`(q8 . code) * scale` of each row (of `rows`, or of all): the int8 codes' scores, from the shifted codes."""
+        if rows is None:
+            codes, scale, shifted = self.codes, self.scale, self._shifted
+        else:
+            codes, scale, shifted = self.codes[rows], self.scale[rows], self._shifted[rows]
+        shifted_query = q8.view(np.uint8) ^ np.uint8(_SHIFT)  # q8 + 128: in [1, 255], as |q8| <= 127
+        # float64 out: a shifted dot reaches 255 * 255 * dim, past float32's exact integers (2**24) at 258 dims.
+        # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
+        dots = simsimd.cdist(shifted_query[None, :], codes, metric="dot", threads=1, out_dtype="float64")
+        exact: npt.NDArray[np.float64] = np.asarray(dots)[0]
+        exact -= shifted
+        exact -= _SHIFT * int(q8.sum(dtype=np.int64))  # now q8 . code, the integer the int8 kernel returned
+        approx = exact.astype(np.float32)
+        approx *= scale
+        return approx
 
     def _shortlist(self, near: Matrix | None, k: int) -> npt.NDArray[np.intp] | None:
         """The rows `near`'s scan in this thread scored best, ascending; None when that scan is not remembered
@@ -242,13 +267,14 @@ def _near_the_kth(approx: Matrix, k: int, band: float) -> npt.NDArray[np.intp]:
     return picked
 
 
-def _quantise(part: Matrix, mean: Matrix) -> tuple[Matrix, Matrix, Matrix, npt.NDArray[np.int8]]:
+def _quantise(part: Matrix, mean: Matrix) -> tuple[Matrix, Matrix, Matrix, Codes]:
+    """Each row's scale, error and code length, and its int8 codes shifted to uint8."""
     centred = part.astype(np.float64) - mean
     scale = np.abs(centred).max(axis=1) / 127
     safe = np.where(scale > 0, scale, 1.0)
-    codes = np.clip(np.rint(centred / safe[:, None]), -127, 127).astype(np.int8)
+    codes = np.clip(np.rint(centred / safe[:, None]), -127, 127)
     restored = codes * scale[:, None]
     # Rounded up, so the stored float32 bound is never below the float64 error it stands for.
     error = np.nextafter(np.linalg.norm(centred - restored, axis=1).astype(np.float32), np.float32(np.inf))
     norm = np.nextafter(np.linalg.norm(restored, axis=1).astype(np.float32), np.float32(np.inf))
-    return scale.astype(np.float32), error, norm, codes
+    return scale.astype(np.float32), error, norm, (codes + _SHIFT).astype(np.uint8)
