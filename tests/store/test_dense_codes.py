@@ -323,3 +323,27 @@ def test_a_code_file_of_the_int8_format_is_rebuilt(tmp_path: Path) -> None:
     assert dense_keys(reopened, unit(3300), 10) == want
     assert codes.read_bytes()[:8] == b"AGRI8C02"
     assert np.array_equal(Int8Codes.open(codes, keys, 8).codes, shifted)
+
+
+def test_a_query_and_its_variant_partition_all_rows_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The query's scan partitions its code scores once, for its own pick and for the variant's shortlist (the
+    tenth of the rows it scored best); the variant's scan partitions only that shortlist."""
+    matrix = e5_like(6000, 384, seed=12)
+    codes = Int8Codes.build(matrix)
+    query = matrix[5]
+    moved = query + matrix[9]
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    codes.candidates(query, 20)
+    want = codes.candidates(moved, 20, near=query).tolist()
+    sizes: list[int] = []
+    partition = np.argpartition
+
+    def counted(a: np.ndarray, kth: int) -> np.ndarray:
+        sizes.append(len(a))
+        return partition(a, kth)
+
+    monkeypatch.setattr(dense_codes.np, "argpartition", counted)
+    codes.candidates(query, 20)
+    assert codes.candidates(moved, 20, near=query).tolist() == want
+    assert sizes.count(6000) == 1, sizes
+    assert all(size <= 600 for size in sizes if size != 6000)

@@ -196,8 +196,9 @@ class Int8Codes:
         shortlist = self._shortlist(near, k)
         if shortlist is not None:
             return shortlist[self._pick(q8, k, band, shortlist, None if alive is None else alive[shortlist])[0]]
-        picked, approx = self._pick(q8, k, band, None, alive)
-        self._last.scanned = (query.tobytes(), approx)  # for a variant of this query searched next
+        keep = self._keep(k)
+        picked, approx, best = self._pick(q8, k, band, None, alive, keep)
+        self._last.scanned = (query.tobytes(), approx, keep, best)  # for a variant of this query searched next
         return picked
 
     def _pick(
@@ -207,17 +208,21 @@ class Int8Codes:
         band: float,
         rows: npt.NDArray[np.intp] | None,
         alive: npt.NDArray[np.bool_] | None,
-    ) -> tuple[npt.NDArray[np.intp], Matrix]:
-        """Positions (in `rows`, or of all rows) of the rows near the k-th best code score, ascending, and the
-        code scores (dead rows at -inf)."""
+        keep: int = 0,
+    ) -> tuple[npt.NDArray[np.intp], Matrix, npt.NDArray[np.intp] | None]:
+        """Positions (in `rows`, or of all rows) of the rows near the k-th best code score, ascending, the code
+        scores (dead rows at -inf) and, with `keep`, the positions of the `keep` best, unordered: one partition
+        for both the pick and the shortlist of a variant of this query searched next (`_shortlist`)."""
         approx = self._code_scores(q8, rows)
         if alive is not None:
             approx[~alive] = -np.inf
-            if int(alive.sum()) <= k:
-                return np.flatnonzero(alive), approx
-        if k >= len(approx):
-            return np.flatnonzero(approx > -np.inf), approx
-        return _near_the_kth(approx, k, band), approx
+        n = len(approx)
+        best = np.argpartition(approx, n - keep)[n - keep :] if 0 < keep < n else None
+        if alive is not None and int(alive.sum()) <= k:
+            return np.flatnonzero(alive), approx, best
+        if k >= n:
+            return np.flatnonzero(approx > -np.inf), approx, best
+        return _near_the_kth(approx, k, band, best), approx, best
 
     def _code_scores(self, q8: npt.NDArray[np.int8], rows: npt.NDArray[np.intp] | None) -> Matrix:
         """`(q8 . code) * scale` of each row (of `rows`, or of all): the int8 codes' scores, from the shifted codes."""
@@ -242,25 +247,35 @@ class Int8Codes:
         scanned = getattr(self._last, "scanned", None)
         if near is None or scanned is None or scanned[0] != near.tobytes():
             return None
-        approx = scanned[1]
-        keep = max(int(len(approx) * _NEAR_SHARE), _AHEAD * k)
-        if keep >= len(approx) // 2:
+        approx, scanned_keep, best = scanned[1:]
+        keep = self._keep(k)
+        if not keep:
             return None
-        rows = np.argpartition(approx, len(approx) - keep)[len(approx) - keep :]
-        rows.sort()
-        return rows
+        if keep != scanned_keep or best is None:  # another depth than the scan's: its own partition
+            best = np.argpartition(approx, len(approx) - keep)[len(approx) - keep :]
+        return np.sort(best)
+
+    def _keep(self, k: int) -> int:
+        """How many of a full scan's best rows a variant of its query scans (`_NEAR_SHARE`, at least `_AHEAD * k`);
+        0 when that would be most of the rows (the variant scans them all)."""
+        keep = max(int(len(self) * _NEAR_SHARE), _AHEAD * k)
+        return 0 if keep >= len(self) // 2 else keep
 
 
-def _near_the_kth(approx: Matrix, k: int, band: float) -> npt.NDArray[np.intp]:
+def _near_the_kth(
+    approx: Matrix, k: int, band: float, best: npt.NDArray[np.intp] | None = None
+) -> npt.NDArray[np.intp]:
     """Ascending rows whose score is at least the k-th best less `band` (k < len(approx)). The best `_AHEAD * k`
-    rows are found by one partition and usually hold all of them (60-90 rows for a top 50 on e5 vectors); when the
-    worst of those still passes, every row is compared."""
+    rows (or `best`, the positions of the best m >= k rows, when the caller has partitioned already) usually hold
+    all of them (60-90 rows for a top 50 on e5 vectors); when the worst of those still passes, every row is
+    compared."""
     n = len(approx)
-    ahead = min(n, _AHEAD * k)
-    best = np.argpartition(approx, n - ahead)[n - ahead :]
+    if best is None or len(best) < k:
+        ahead = min(n, _AHEAD * k)
+        best = np.argpartition(approx, n - ahead)[n - ahead :]
     scores = approx[best]
-    kth = float(np.partition(scores, ahead - k)[ahead - k])
-    if ahead < n and float(scores.min()) >= kth - band:
+    kth = float(np.partition(scores, len(best) - k)[len(best) - k])
+    if len(best) < n and float(scores.min()) >= kth - band:
         return np.flatnonzero(approx >= kth - band)
     picked = best[scores >= kth - band]
     picked.sort()
