@@ -1,11 +1,13 @@
 """A chunk as the store reads it: one SQL statement for chunks with their documents' fields, and the `Chunk`
 built from its row (on the hot path of every search: the returned hits).
 
-`ChunkReader` reads a search's chunks without the JOIN: their rows by key, and their documents' fields from a
-memory of them kept while the generation stands (a JOIN on the documents' text ids was half of fetching ten
-chunks, and more of sixty). Every change of a document's fields (a write, new tags, a move) bumps the
-generation, so the memory is emptied then; the generation, the rows and any fields missing from the memory are
-read in one read transaction, so they are one state of the database, whichever process wrote it last.
+`ChunkReader` reads a search's chunks without the JOIN: their rows by key, and their documents' fields, both
+from a memory of them kept while the generation stands (a JOIN on the documents' text ids was half of fetching
+ten chunks, and more of sixty; the rows' read transaction, four statements, was a repeated hybrid search's
+every statement but its generation read). Every change of a chunk or a document's fields (a write, new tags, a
+move) bumps the generation, so the memory is emptied then; the generation, the rows and any fields missing from
+the memory are read in one read transaction, so they are one state of the database, whichever process wrote
+it last. What a write reads inside its own transaction is not remembered: it may roll back.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from agentrag.store.sqlite.schema import read_generation
@@ -30,6 +33,7 @@ _ROWS_SQL = (
 )
 _DOCS_SQL = "SELECT doc_id, title, source, date, tags FROM documents WHERE doc_id IN "
 _MAX_DOCUMENTS = 100_000  # remembered documents; past it the memory starts again empty
+_MAX_ROWS = 20_000  # remembered chunk rows (chunks of 500 characters by default: some 20 MB); past it, likewise
 _PARAMS = 900  # under SQLite's bound-parameter limit
 
 
@@ -65,35 +69,74 @@ def _chunk(row: tuple[Any, ...], document: tuple[Any, ...], breaks: str | None) 
 
 
 class ChunkReader:
-    """Chunks by key through the store's connection; callers hold the store's lock."""
+    """Chunks by key through the store's connection; callers hold the store's lock.
 
-    def __init__(self, con: sqlite3.Connection) -> None:
+    The rows read are remembered with the generation they were read at (and the keys found missing, as None):
+    a search whose chunks are all remembered at the generation it holds (`generation`: the store's pins) runs no
+    statement for them, so a repeated search runs one in all, its generation read."""
+
+    def __init__(
+        self, con: sqlite3.Connection, generation: Callable[[sqlite3.Connection, int], int] | None = None
+    ) -> None:
         self._con = con
+        self._generation_of = generation or (lambda con, have: read_generation(con))  # see `SQLiteStore._generation`
         self._documents: dict[str, tuple[Any, ...]] = {}  # doc_id -> (title, source, date, tags)
+        self._rows: dict[int, tuple[Any, ...] | None] = {}  # key -> its `_ROWS_SQL` row, None: no such chunk
         self._generation = -1
 
     def by_key(self, keys: list[int]) -> dict[int, Chunk]:
-        con = self._con
+        con, rows, documents = self._con, self._rows, self._documents
         own = not con.in_transaction  # inside the store's own write, that transaction is the snapshot
+        if own and self._generation_of(con, self._generation) == self._generation and all(k in rows for k in keys):
+            return _chunks(keys, rows, documents)
         if own:
             con.execute("BEGIN")
         try:
-            generation = read_generation(con)
-            if generation != self._generation or len(self._documents) > _MAX_DOCUMENTS:
-                self._documents.clear()
-                self._generation = generation
-            rows: list[tuple[Any, ...]] = []
-            for start in range(0, len(keys), _PARAMS):
-                part = keys[start : start + _PARAMS]
-                rows.extend(con.execute(f"{_ROWS_SQL}({','.join('?' * len(part))})", part).fetchall())
-            documents = self._documents
-            missing = list({row[2] for row in rows if row[2] not in documents})
-            for start in range(0, len(missing), _PARAMS):
-                part = missing[start : start + _PARAMS]
-                for doc_id, *fields in con.execute(f"{_DOCS_SQL}({','.join('?' * len(part))})", part):
-                    documents[doc_id] = tuple(fields)
+            if own and len(keys) <= _MAX_ROWS:
+                generation = read_generation(con)
+                if (
+                    generation != self._generation
+                    or len(rows) + len(keys) > _MAX_ROWS
+                    or len(documents) > _MAX_DOCUMENTS
+                ):
+                    rows.clear()
+                    documents.clear()
+                    self._generation = generation
+                self._read([key for key in keys if key not in rows], rows, documents)
+            else:  # a write's own state (it may roll back) or more rows than the memory holds: not remembered
+                rows, documents = {}, {}
+                self._read(keys, rows, documents)
         finally:
             if own:
                 con.execute("COMMIT")  # a read transaction: nothing to write, the snapshot is released
-        # A chunk whose document row is missing is skipped, as the JOIN skipped it.
-        return {int(row[0]): _chunk(row, documents[row[2]], row[10]) for row in rows if row[2] in documents}
+        return _chunks(keys, rows, documents)
+
+    def _read(
+        self, keys: list[int], rows: dict[int, tuple[Any, ...] | None], documents: dict[str, tuple[Any, ...]]
+    ) -> None:
+        """The rows of `keys` into `rows` (None for a key with no chunk) and their documents' missing fields."""
+        con = self._con
+        found: list[tuple[Any, ...]] = []
+        for start in range(0, len(keys), _PARAMS):
+            part = keys[start : start + _PARAMS]
+            found.extend(con.execute(f"{_ROWS_SQL}({','.join('?' * len(part))})", part).fetchall())
+        rows.update(dict.fromkeys(keys))
+        rows.update((int(row[0]), row) for row in found)
+        missing = list({row[2] for row in found if row[2] not in documents})
+        for start in range(0, len(missing), _PARAMS):
+            part = missing[start : start + _PARAMS]
+            for doc_id, *fields in con.execute(f"{_DOCS_SQL}({','.join('?' * len(part))})", part):
+                documents[doc_id] = tuple(fields)
+
+
+def _chunks(
+    keys: list[int], rows: dict[int, tuple[Any, ...] | None], documents: dict[str, tuple[Any, ...]]
+) -> dict[int, Chunk]:
+    """The chunks of the keys found, each built anew (a caller may change its chunk). A chunk whose document row
+    is missing is skipped, as the JOIN skipped it."""
+    out: dict[int, Chunk] = {}
+    for key in keys:
+        row = rows.get(key)
+        if row is not None and row[2] in documents:
+            out[key] = _chunk(row, documents[row[2]], row[10])
+    return out

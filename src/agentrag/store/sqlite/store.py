@@ -85,7 +85,7 @@ class SQLiteStore:
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
         self._fingerprints = Fingerprints(self._con, self._generation)
-        self._chunks = ChunkReader(self._con)
+        self._chunks = ChunkReader(self._con, self._generation)
 
     # ------------------------------------------------------------------ transactions and meta
 
