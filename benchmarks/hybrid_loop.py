@@ -4,6 +4,8 @@ queries once to warm up and then `--passes` times, and reports the p50 of each p
 excluded: the vectors are given).
 
     python benchmarks/hybrid_loop.py --before /work/main/src --after src --scale WORK/n10000/home --data ../shared/data
+    (--scale-after COPY: the second version searches a copy, when the two save their indexes in different formats,
+    so that neither rebuilds the other's files)
 
 Unlike `scale.py`'s measuring step, no other method runs between two hybrid searches; unlike `hybrid_same.py`,
 every query has been seen before (warm memories), as in a service answering popular questions.
@@ -51,6 +53,9 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True, help="the src folder of the first version")
     parser.add_argument("--after", type=Path, required=True, help="the src folder of the second version")
     parser.add_argument("--scale", type=Path, required=True, help="a knowledge base home built by benchmarks/scale.py")
+    parser.add_argument(
+        "--scale-after", type=Path, help="a copy of --scale for --after (when the versions save different formats)"
+    )
     parser.add_argument("--data", type=Path, required=True, help="the dev sets' folder (for scale.py's queries)")
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--passes", type=int, default=3)
@@ -65,9 +70,10 @@ def main() -> None:
         for name, src in (("before", args.before), ("after", args.after)):
             env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
             load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-            out = subprocess.run(
-                [sys.executable, __file__, "--run", *sys.argv[1:]], env=env, check=True, text=True, capture_output=True
-            ).stdout
+            cmd = [sys.executable, __file__, "--run", *sys.argv[1:]]
+            if name == "after" and args.scale_after:
+                cmd += ["--scale", str(args.scale_after)]  # the last --scale given wins
+            out = subprocess.run(cmd, env=env, check=True, text=True, capture_output=True).stdout
             p50s = json.loads(out.strip().splitlines()[-1])
             medians[name].append(float(np.median(p50s)))
             print(f"round {round_} {name} (load {load}): hybrid CPU ms p50 per pass {p50s}", flush=True)
