@@ -298,7 +298,8 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) ->
         return distinct.astype(np.int32), np.asarray(np.bincount(inverse, weights=contrib), dtype=np.float64)
     sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
     if positive:  # every contribution above 0: the rows posted are the rows with a nonzero sum
-        hit = np.flatnonzero(sums).astype(np.int32)
+        # (of a bool array: numpy's nonzero of float64 is 5-10x slower at 100k rows, the same indices)
+        hit = np.flatnonzero(sums != 0).astype(np.int32)
     else:
         seen = np.zeros(size, dtype=np.bool_)  # a row can sum to 0 (title weight 0), so not flatnonzero(sums)
         seen[rows] = True
