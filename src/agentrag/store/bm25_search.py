@@ -310,10 +310,9 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) ->
 def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int, float]]:
     """The k best (key, score) pairs, best first, ties by key."""
     if len(keys) > k:
-        best = np.argpartition(-scores, k - 1)[:k]
-        # Rows tied with the k-th score may sit outside `best`: take them all, then order and cut.
-        threshold = scores[best].min()
-        best = np.flatnonzero(scores >= threshold)
+        # Every row tied with the k-th score is taken, then ordered and cut. The k-th score by a partition of
+        # the scores (an argpartition of their negation was a third slower at 30-60k rows).
+        best = np.flatnonzero(scores >= _kth(scores, k))
         keys, scores = keys[best], scores[best]
     order = np.lexsort((keys, -scores))[:k]
     return [(int(a), float(s)) for a, s in zip(keys[order].tolist(), scores[order].tolist(), strict=True)]
