@@ -5,7 +5,8 @@ queries), p50 / p95, round by round.
 
     python benchmarks/hybrid_same.py --before /work/main/src --after src --home HOME --data ../shared/data/hotpotqa
     python benchmarks/hybrid_same.py --before /work/main/src --after src --scale WORK/n10000/home --data ../shared/data
-    (--scale-after COPY: the second version searches a copy, when the two save their indexes in different formats)
+    (--scale-after COPY, --home-after COPY: the second version searches a copy, when the two save their indexes in
+    different formats)
 
 With `--data SET_DIR` the knowledge base is the one `agentrag eval SET_DIR --home HOME` built (a copy: this
 script only reads it) and the queries are the set's, embedded once with the configured embedder and given to
@@ -160,6 +161,9 @@ def main() -> None:
     parser.add_argument("--after", type=Path, required=True, help="the src folder of the second version")
     parser.add_argument("--data", type=Path, required=True, help="a dev set's folder (or, with --scale, all of them)")
     parser.add_argument("--home", type=Path, help="the --home that `agentrag eval` built the set's knowledge base in")
+    parser.add_argument(
+        "--home-after", type=Path, help="a copy of --home for --after (when the versions save different formats)"
+    )
     parser.add_argument("--scale", type=Path, help="a knowledge base home built by benchmarks/scale.py")
     parser.add_argument(
         "--scale-after", type=Path, help="a copy of --scale for --after (when the versions save different formats)"
@@ -174,9 +178,12 @@ def main() -> None:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
     parser.add_argument("--scale-child", type=Path, help=argparse.SUPPRESS)  # internal: --scale-after's home
+    parser.add_argument("--home-child", type=Path, help=argparse.SUPPRESS)  # internal: --home-after's home
     args = parser.parse_args()
     if args.scale_child:
         args.scale = args.scale_child
+    if args.home_child:
+        args.home = args.home_child
     if args.k is None:
         args.k = 10 if args.scale else 60
     if args.search:
@@ -193,6 +200,8 @@ def main() -> None:
                 cmd += [a for a in sys.argv[1:] if a != "--search"]
                 if name == "after" and args.scale_after:
                     cmd += ["--scale-child", str(args.scale_after)]
+                if name == "after" and args.home_after:
+                    cmd += ["--home-child", str(args.home_after)]
                 env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
                 load = " ".join(f"{x:.1f}" for x in os.getloadavg())
                 subprocess.run(cmd, check=True, env=env)
