@@ -19,7 +19,7 @@ import re
 from collections import Counter
 
 from agentrag.agent.kind import asked_kind
-from agentrag.agent.question import QuestionPart
+from agentrag.agent.question import POSSESSED_RELATIONS, QuestionPart
 from agentrag.agent.selection import Selector
 from agentrag.agent.units import Unit
 from agentrag.agent.values import names
@@ -123,6 +123,8 @@ def _pages_named(unit: Unit, subjects: dict[int, tuple[str, re.Pattern[str]]]) -
 _DETERMINER = re.compile(r"\b(?:the|a|an)\s", re.I)
 # After a possessive anchor, what is said of it: "Gisvi's | city of birth", "Big Eye's | main director".
 _POSSESSED = re.compile(r"['’]s?((?:\s+(?!(?:is|was|are|were|located|born|based)\b)[a-z][\w-]*){1,3})")
+# The same, up to the relation it names: "Malott's | alma mater | start issuing degrees" keeps the verb.
+_POSSESSED_RELATION = re.compile(rf"['’]s?((?:\s+[a-z][\w-]*){{0,2}}\s+(?:{POSSESSED_RELATIONS}))\b", re.I)
 # "X is located in", "X is located", "X was born": the verb that closes a relative clause about the anchor.
 _LOCATED = re.compile(
     r"\s+(?:is|was|are|were)\s+(?:located|born|based|situated|found|from|in)(?:\s+(?:in|from|at|of|on)\b)?"
@@ -154,7 +156,7 @@ def _outside_anchor(part: QuestionPart) -> str:
         head = text[near[0].start() :] if near else text[spans[0][1] :]
     else:
         start, end = next(((a, b) for a, b in spans if a > wh.end()), spans[-1])
-        if (possessed := _POSSESSED.match(text, end)) is not None:
+        if (possessed := _POSSESSED_RELATION.match(text, end) or _POSSESSED.match(text, end)) is not None:
             end = possessed.end()
         else:
             if (located := _LOCATED.match(text, end)) is not None:
