@@ -93,6 +93,6 @@ def test_a_count_is_of_the_thing_counted(settings: Settings, embedder: Embedder,
 
 
 def test_initials_stay_inside_the_name_they_belong_to() -> None:
-    """"U.S." is one word of a name: never the short answer "U" of "located on U.S. Routes 20 and 169"."""
+    """ "U.S." is one word of a name: never the short answer "U" of "located on U.S. Routes 20 and 169"."""
     assert [n.text for n in names("It is located on U.S. Routes 20 and 169.")] == ["U.S. Routes"]
     assert [n.text for n in names("He met J.K. Rowling in the U.K. in May.")] == ["J.K. Rowling", "U.K."]
