@@ -248,14 +248,20 @@ class Chains:
         anchor = {t for c in self.part.constraints for t in tokenize_query(c.text)}
         clause = set(tokenize_query(self.part.text[m.end(1) :])) - anchor
         anchors = self.anchors()
-        best: tuple[tuple[bool, int], str] | None = None
+        ranks: dict[str, tuple[bool, int]] = {}
         for bridge in bridges:
-            key = normalize_for_match(bridge)
-            naming = [u for u in anchors if key and key in normalize_for_match(u.text)]
-            rank = (any(clause & u.tokens for u in naming), len(naming))
-            if naming and (best is None or rank > best[0]):
-                best = (rank, bridge)
-        return best[1] if best else None
+            naming = [u for u in anchors if names_entity(u, bridge)]
+            if naming:
+                ranks[bridge] = (any(clause & u.tokens for u in naming), len(naming))
+        top = sorted(ranks.values(), reverse=True)
+        if not top or (len(top) > 1 and top[0] == top[1]):
+            return None  # "the area where the wind farm is located": Sac, Buena Vista or Iowa, nothing says which
+        return next(b for b, rank in ranks.items() if rank == top[0])
+
+
+def names_entity(unit: Unit, entity: str) -> bool:
+    """The unit names the entity as a whole word or words ("Sac", not the "sac" of "Sacramento")."""
+    return bool(entity) and re.search(rf"(?<!\w){re.escape(entity)}(?!\w)", unit.text, re.I) is not None
 
 
 class Chained(NamedTuple):
@@ -279,12 +285,11 @@ def chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Cha
     paths = chains.paths()
     head = chains.head_tokens()
     bridge = chains.resolved(selector.bridges) if part.constraints else None
-    key = normalize_for_match(bridge) if bridge else ""
     anchors = set(chains.anchors()) if bridge else set()
     said = chains.antecedent_tokens() if bridge else set()
 
     def across(unit: Unit) -> bool:
-        return bool(key) and unit not in anchors and key in normalize_for_match(unit.text)
+        return bridge is not None and unit not in anchors and names_entity(unit, bridge)
 
     considered = ranked[:NESTED_CONSIDERED] + [s for s in ranked[NESTED_CONSIDERED:] if across(s.unit)]
     best: Chained | None = None
