@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentrag.agent.values import names
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from tests.agent.test_bridges import _ask
@@ -89,3 +90,9 @@ def test_a_count_is_of_the_thing_counted(settings: Settings, embedder: Embedder,
         "Jamie Campbell Bower was a cast member of the TNT show that was canceled after how many seasons?",
     )
     assert seasons.short_answer == "one"
+
+
+def test_initials_stay_inside_the_name_they_belong_to() -> None:
+    """ "U.S." is one word of a name: never the short answer "U" of "located on U.S. Routes 20 and 169"."""
+    assert [n.text for n in names("It is located on U.S. Routes 20 and 169.")] == ["U.S. Routes"]
+    assert [n.text for n in names("He met J.K. Rowling in the U.K. in May.")] == ["J.K. Rowling", "U.K."]

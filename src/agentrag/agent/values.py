@@ -69,7 +69,7 @@ _DATE = re.compile(
     rf"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)",
     re.I,
 )
-_NAME_WORD = r"(?:[A-Z]\.|[A-Z][\w'’&-]*)"
+_NAME_WORD = r"(?:(?:[A-Z]\.)+|[A-Z][\w'’&-]*)"  # "U.S." is one word, not two names
 _CALENDAR_WORD = re.compile(rf"{_MONTHS}|{_WEEKDAYS}")
 # A quoted nickname inside a name stays in it: Samuel Joel "Zero" Mostel.
 _EN_NAME = re.compile(
