@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentrag.agent.gap import slot_span
 from agentrag.agent.values import names
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
@@ -96,3 +97,9 @@ def test_initials_stay_inside_the_name_they_belong_to() -> None:
     """ "U.S." is one word of a name: never the short answer "U" of "located on U.S. Routes 20 and 169"."""
     assert [n.text for n in names("It is located on U.S. Routes 20 and 169.")] == ["U.S. Routes"]
     assert [n.text for n in names("He met J.K. Rowling in the U.K. in May.")] == ["J.K. Rowling", "U.K."]
+
+
+def test_a_gap_never_ends_inside_a_word() -> None:
+    """ "When does monsoon season happen" against "Post-monsoon or autumn season": "Post-" answers nothing."""
+    assert slot_span("When does monsoon season happen in Delhi?", "Post-monsoon or autumn season, in October.") is None
+    assert slot_span("When does monsoon season happen in Delhi?", "In June monsoon season starts.") == "In June"
