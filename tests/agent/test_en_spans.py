@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentrag.agent.gap import slot_span
+from agentrag.agent.values import names, values
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
+from agentrag.vocab import AnswerType
 from tests.agent.test_bridges import _ask
 
 _LOADER = (
@@ -89,3 +92,22 @@ def test_a_count_is_of_the_thing_counted(settings: Settings, embedder: Embedder,
         "Jamie Campbell Bower was a cast member of the TNT show that was canceled after how many seasons?",
     )
     assert seasons.short_answer == "one"
+
+
+def test_initials_stay_inside_the_name_they_belong_to() -> None:
+    """ "U.S." is one word of a name: never the short answer "U" of "located on U.S. Routes 20 and 169"."""
+    assert [n.text for n in names("It is located on U.S. Routes 20 and 169.")] == ["U.S. Routes"]
+    assert [n.text for n in names("He met J.K. Rowling in the U.K. in May.")] == ["J.K. Rowling", "U.K."]
+
+
+def test_a_gap_never_ends_inside_a_word() -> None:
+    """ "When does monsoon season happen" against "Post-monsoon or autumn season": "Post-" answers nothing."""
+    assert slot_span("When does monsoon season happen in Delhi?", "Post-monsoon or autumn season, in October.") is None
+    assert slot_span("When does monsoon season happen in Delhi?", "In June monsoon season starts.") == "In June"
+
+
+def test_the_day_and_year_of_a_date_count_nothing() -> None:
+    """ "What is the area code ..." is not answered "23" from "since February 23, 1973"."""
+    assert values("It has been listed on the register since February 23, 1973.", AnswerType.NUMBER) == []
+    found = values("It had 1,363 students and opened on May 4, 1921.", AnswerType.NUMBER)
+    assert [v.text for v in found] == ["1,363 students"]

@@ -52,6 +52,11 @@ def test_the_asking_words_leave_out_the_anchors_noun_phrase() -> None:
         "What 1996 book was written by ?"
     )
     assert head("What is the most popular hotel in Gisvi's city of birth?") == "What is the most popular hotel in ?"
+    # The possessed phrase ends with the relation it names: the verb after it is what is asked.
+    assert head("When did the Deane Waldo Malott's alma mater start issuing degrees in engineering?") == (
+        "When did the start issuing degrees in engineering?"
+    )
+    assert analyze("When did the Deane Waldo Malott's alma mater start issuing degrees?").parts[0].nested
     assert head("Who was president when the area where Intrepid Wind Farm is located became a state?") == (
         "Who was president when the area became a state?"
     )

@@ -204,6 +204,14 @@ def test_citation_markers_after_the_full_stop_stay_with_their_sentence() -> None
     assert attach_markers("Done.", [1, 2]) == "Done[1][2]."
 
 
+def test_a_title_with_an_exclamation_mark_is_cited_once_at_its_end() -> None:
+    """The short answer "Hey Pa! There's a Goat on the Roof" stays whole: no marker lands inside the title."""
+    passages = [chunk(1, "Hey Pa! There's a Goat on the Roof was a children's board game issued in 1966.")]
+    checked = CitationChecker().check("Hey Pa! There's a Goat on the Roof[1].", passages)
+    assert checked.text == "Hey Pa! There's a Goat on the Roof[1]."
+    assert [c.n for c in checked.citations] == [1]
+
+
 def test_english_sentences_keep_their_space_in_an_answer_that_quotes_chinese() -> None:
     passages = [chunk(1, "According to 《北风实验室差旅费管理办法》: the hotel cap is 450 a night.")]
     checked = CitationChecker().check(

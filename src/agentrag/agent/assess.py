@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
-from agentrag.agent.chain import Chains
+from agentrag.agent.chain import NESTED_CONSIDERED, chained
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
-from agentrag.agent.selection import W_PRIOR, W_RELEVANCE, W_TARGET, W_TYPE, Scored, Selector
+from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
 from agentrag.agent.typed import VALUE_TYPES, asked, holds_answer, short_answer
@@ -45,11 +45,9 @@ MIN_SENTENCE_SCORE = 0.45
 LIST_SPREAD = 10  # best units a list question's several constraints may be spread over
 MET_SHARE = 0.6  # a unit meeting the constraints is preferred if it scores at least this share of the best
 SURE_TARGET = 0.5  # a sure answer names at least half of the words of what is asked
-NESTED_CONSIDERED = 30  # best-ranked units a nested question's chains are looked for among
 # Answers that may turn out to be a bridge to the real answer (a name, place, date or number).
 BRIDGED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.DATE, AnswerType.NUMBER, AnswerType.ENTITY})
 _VALUE_KINDS = frozenset({AnswerType.DATE, AnswerType.NUMBER, AnswerType.DURATION})
-HOP_COST = 0.03  # a longer chain is a weaker one
 
 
 @dataclass
@@ -129,30 +127,6 @@ def _bridges(plan: list[SubQuery]) -> list[str]:
     return [s.bridge for s in plan if s.bridge]
 
 
-def _chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> tuple[float, Scored, list[Unit]] | None:
-    """For a question that reaches its subject through other entities: the best unit that a chain of shared
-    entities connects to the units stating the constraints, scored on the words that ask for the answer."""
-    chains = Chains(selector, part)
-    paths = chains.paths()
-    head = chains.head_tokens()
-    best: tuple[float, Scored] | None = None
-    for scored in ranked[:NESTED_CONSIDERED]:
-        if scored.unit not in paths:
-            continue
-        typed = scored.typed or holds_answer(part, scored.unit)
-        target = len(head & scored.unit.tokens) / len(head) if head else scored.target  # of the asking clause
-        fit = (
-            W_RELEVANCE * selector.relevance(scored.unit, head)
-            + W_TARGET * target
-            + W_TYPE * typed
-            + W_PRIOR * selector.prior(scored.unit)
-            - HOP_COST * paths[scored.unit][0]
-        )
-        if best is None or fit > best[0]:
-            best = (fit, replace(scored, typed=typed, met=True, target=target))
-    return (best[0], best[1], paths[best[1].unit][1]) if best else None
-
-
 class Hop(NamedTuple):
     """An answer reached from the best unit through another passage: the unit, the chain before it, its value."""
 
@@ -213,8 +187,8 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
     short: str | None = None
     if (event := life_event(part, selector, best, ranked)) is not None:
         best, chain, short = event
-    elif part.nested and part.constraints and (found := _chained(part, selector, ranked)) is not None:
-        _, best, chain = found
+    elif part.nested and part.constraints and (found := chained(part, selector, ranked)) is not None:
+        best, chain, short = found.best, found.chain, found.short
     elif (hop := _follow_bridge(part, selector, best, ranked)) is not None:
         best, chain, short = hop
     if short is None:

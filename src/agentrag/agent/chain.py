@@ -17,10 +17,13 @@ import heapq
 import itertools
 import re
 from collections import Counter
+from dataclasses import replace
+from typing import NamedTuple
 
 from agentrag.agent.kind import asked_kind
-from agentrag.agent.question import QuestionPart
-from agentrag.agent.selection import Selector
+from agentrag.agent.question import POSSESSED_RELATIONS, Constraint, QuestionPart
+from agentrag.agent.selection import W_EARLIER, W_PRIOR, W_RELEVANCE, W_TARGET, W_TYPE, Scored, Selector
+from agentrag.agent.typed import holds_answer, short_answer
 from agentrag.agent.units import Unit
 from agentrag.agent.values import names
 from agentrag.text.fingerprint import normalize_for_match
@@ -31,6 +34,8 @@ RARE = 3  # a word in at most this many units of the context can link two of the
 MIN_WORD = 4
 ASKING_WORDS = 8  # how far before a question word its clause's verb may be
 NAME_LINK, WORD_LINK = 1, 2  # the cost of a hop through a shared name, and through a shared rare word only
+NESTED_CONSIDERED = 30  # best-ranked units a nested question's chains are looked for among
+HOP_COST = 0.03  # a longer chain is a weaker one
 # The clause a nested question asks about comes before its first relative pronoun: "Who leads the team | that ...".
 _HEAD_EN = re.compile(r"^(.{3,80}?)\s+(?:that|which|who|whom|whose|where)\s", re.I)
 _HEAD_ZH = re.compile(r"的([^的，。？?]{1,30})[？?。]?$")
@@ -123,6 +128,8 @@ def _pages_named(unit: Unit, subjects: dict[int, tuple[str, re.Pattern[str]]]) -
 _DETERMINER = re.compile(r"\b(?:the|a|an)\s", re.I)
 # After a possessive anchor, what is said of it: "Gisvi's | city of birth", "Big Eye's | main director".
 _POSSESSED = re.compile(r"['’]s?((?:\s+(?!(?:is|was|are|were|located|born|based)\b)[a-z][\w-]*){1,3})")
+# The same, up to the relation it names: "Malott's | alma mater | start issuing degrees" keeps the verb.
+_POSSESSED_RELATION = re.compile(rf"['’]s?((?:\s+[a-z][\w-]*){{0,2}}\s+(?:{POSSESSED_RELATIONS}))\b", re.I)
 # "X is located in", "X is located", "X was born": the verb that closes a relative clause about the anchor.
 _LOCATED = re.compile(
     r"\s+(?:is|was|are|were)\s+(?:located|born|based|situated|found|from|in)(?:\s+(?:in|from|at|of|on)\b)?"
@@ -154,7 +161,7 @@ def _outside_anchor(part: QuestionPart) -> str:
         head = text[near[0].start() :] if near else text[spans[0][1] :]
     else:
         start, end = next(((a, b) for a, b in spans if a > wh.end()), spans[-1])
-        if (possessed := _POSSESSED.match(text, end)) is not None:
+        if (possessed := _POSSESSED_RELATION.match(text, end) or _POSSESSED.match(text, end)) is not None:
             end = possessed.end()
         else:
             if (located := _LOCATED.match(text, end)) is not None:
@@ -222,3 +229,90 @@ class Chains:
 
     def head_tokens(self) -> set[str]:
         return set(tokenize_query(head_clause(self.part)))
+
+    def antecedent_tokens(self) -> set[str]:
+        """The noun a relative clause describes: "Who owns the | service | that caused INC-2291"."""
+        m = _HEAD_EN.search(self.part.text)
+        if m is None or has_cjk(self.part.text):
+            return set()
+        words = m.group(1).split()
+        return set(tokenize_query(words[-1])) if len(words) > 1 else set()
+
+    def resolved(self, bridges: list[str]) -> str | None:
+        """The bridge the relative clause leads to: of the entities the planner followed, the one that the units
+        stating the anchor name together with the clause's own words ("was caused by Kestrel"), else the one they
+        name most often; None without a relative clause or when no anchor names one."""
+        m = _HEAD_EN.search(self.part.text)
+        if m is None or not self.antecedent_tokens():
+            return None
+        anchor = {t for c in self.part.constraints for t in tokenize_query(c.text)}
+        clause = set(tokenize_query(self.part.text[m.end(1) :])) - anchor
+        anchors = self.anchors()
+        ranks: dict[str, tuple[bool, int]] = {}
+        for bridge in bridges:
+            naming = [u for u in anchors if names_entity(u, bridge)]
+            if naming:
+                ranks[bridge] = (any(clause & u.tokens for u in naming), len(naming))
+        top = sorted(ranks.values(), reverse=True)
+        if not top or (len(top) > 1 and top[0] == top[1]):
+            return None  # "the area where the wind farm is located": Sac, Buena Vista or Iowa, nothing says which
+        return next(b for b, rank in ranks.items() if rank == top[0])
+
+
+def names_entity(unit: Unit, entity: str) -> bool:
+    """The unit names the entity as a whole word or words ("Sac", not the "sac" of "Sacramento")."""
+    return bool(entity) and re.search(rf"(?<!\w){re.escape(entity)}(?!\w)", unit.text, re.I) is not None
+
+
+class Chained(NamedTuple):
+    """The unit a chain of shared entities leads to from the anchors, the units before it, and (across a resolved
+    bridge) its short answer."""
+
+    fit: float
+    best: Scored
+    chain: list[Unit]
+    short: str | None
+
+
+def chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Chained | None:
+    """For a question that reaches its subject through other entities: the best unit that a chain of shared
+    entities connects to the units stating the constraints, scored on the words that ask for the answer.
+
+    When the relative clause resolves to a bridge (`Chains.resolved`), a unit past the anchors naming it is about
+    the clause's noun ("the service" is Kestrel), is considered wherever it ranks, and is read with the bridge as
+    its constraint: "Team: Data Platform, Owns: Kestrel" answers "who owns" with its key cell."""
+    chains = Chains(selector, part)
+    paths = chains.paths()
+    head = chains.head_tokens()
+    bridge = chains.resolved(selector.bridges) if part.constraints else None
+    anchors = set(chains.anchors()) if bridge else set()
+    said = chains.antecedent_tokens() if bridge else set()
+
+    def across(unit: Unit) -> bool:
+        return bridge is not None and unit not in anchors and names_entity(unit, bridge)
+
+    considered = ranked[:NESTED_CONSIDERED] + [s for s in ranked[NESTED_CONSIDERED:] if across(s.unit)]
+    best: Chained | None = None
+    for scored in considered:
+        unit = scored.unit
+        if unit not in paths:
+            continue
+        beyond = across(unit)
+        asked_of = (
+            part.model_copy(update={"constraints": [Constraint(kind="name", text=bridge or "")]}) if beyond else part
+        )
+        typed = scored.typed or holds_answer(asked_of, unit)
+        known = unit.tokens | (said if beyond else set())
+        target = len(head & known) / len(head) if head else scored.target  # of the asking clause
+        fit = (
+            W_RELEVANCE * selector.relevance(unit, head, said if beyond else set())
+            + W_TARGET * target
+            + W_TYPE * typed
+            + W_PRIOR * selector.prior(unit)
+            + (W_EARLIER if beyond else 0.0)
+            - HOP_COST * paths[unit][0]
+        )
+        if best is None or fit > best.fit:
+            short = short_answer(asked_of, unit) if beyond else None
+            best = Chained(fit, replace(scored, typed=typed, met=True, target=target), paths[unit][1], short)
+    return best

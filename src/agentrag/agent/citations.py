@@ -124,13 +124,15 @@ class CitationChecker:
         verdicts: list[dict[int, tuple[bool, str]]] = []
         pending: list[tuple[int, int, str, str]] = []  # sentence index, n, claim, passage text
         cited = [markers(s) for s in sentences]
+        borrowed = [False] * len(sentences)
         for i, sentence in enumerate(sentences):
             claim = strip_markers(sentence)
             verdict: dict[int, tuple[bool, str]] = {}
             numbers = cited[i]
             if not numbers and i + 1 < len(placed) and placed[i + 1][0] == placed[i][0]:
-                # "Review: blameless; discussed at the weekly meeting[2]": one passage's sentence, split at ";"
-                numbers = cited[i + 1]
+                # "Review: blameless; discussed at the weekly meeting[2]", "Hey Pa! There's a Goat on the Roof[1]":
+                # one passage's sentence (or one title) split at ";" or "!", cited once at its end
+                numbers, borrowed[i] = cited[i + 1], bool(cited[i + 1])
             for n in dict.fromkeys(numbers):
                 if not 1 <= n <= len(passages):
                     verdict[n] = (False, "")
@@ -149,10 +151,13 @@ class CitationChecker:
         rebuilt: list[list[str]] = [[] for _ in lines]
         citations: dict[int, Citation] = {}
         unsupported: list[str] = []
-        for (line_no, sentence), verdict in zip(placed, verdicts, strict=True):
+        for i, ((line_no, sentence), verdict) in enumerate(zip(placed, verdicts, strict=True)):
             line_parts = rebuilt[line_no]
             claim = strip_markers(sentence)
             supported = [n for n, (ok, _) in verdict.items() if ok]
+            if borrowed[i] and supported and all(verdicts[i + 1].get(n, (False, ""))[0] for n in supported):
+                line_parts.append(claim)  # the rest of it, next, carries the same markers
+                continue
             if supported:
                 for n in supported:
                     chunk = passages[n - 1]

@@ -98,6 +98,8 @@ def slot_span(question: str, sentence: str) -> str | None:
         span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
     if zh:
         span = _zh_trim(question, gap.start(), span)
+    elif right > 0 and (sentence[right - 1].isalnum() or sentence[right - 1] == "-"):
+        return None  # the word after the gap found inside another word: "monsoon" in "Post-monsoon" ends no span
     span = span.strip(_SPAN_TRIM)
     if all(w.lower() in _FUNCTION_WORDS or not any(c.isalnum() for c in w) for w in words(span)):
         return None  # "the", "的": particles alone answer nothing

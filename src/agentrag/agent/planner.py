@@ -316,7 +316,7 @@ def bridge_entities(
 def bridge_queries(question: str, evidence: list[Evidence], limit: int = 3) -> list[SubQuery]:
     """One search per bridge entity: the entity, plus what the question asks of it."""
     first_hop = evidence[0].chunk.title if evidence else ""
-    predicate = question.replace(first_hop, " ") if first_hop and first_hop in question else question
+    predicate = re.sub(rf"{re.escape(first_hop)}(?:['’]s?)?", " ", question) if first_hop else question  # and 's
     predicate = " ".join(predicate.split())
     analysis = analyze(question)
     entities = bridge_entities(question, evidence, limit=limit, analysis=analysis)

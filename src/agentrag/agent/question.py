@@ -341,6 +341,8 @@ _RELATIONS = (
     "capital|mother|father|wife|husband|son|daughter|birthplace|country|city|state|county|company|team|university|"
     "school|band|leader|head|member|spouse|successor|predecessor"
 )
+# What a name's possessive leads to: "Gisvi's city of birth", "Deane Waldo Malott's alma mater".
+POSSESSED_RELATIONS = f"{_RELATIONS}|birth|team|club|label|album|novel|film|alma mater|hometown|employer"
 # "the service that caused INC-2291", "the team of the person who ...": the subject is reached through a hop.
 _NESTED_EN = re.compile(
     r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
@@ -351,7 +353,7 @@ _NESTED_EN = re.compile(
     r"|\bthe (country|city|state|county|place|company) [A-Z][\w'-]+(?: [A-Z][\w'-]+)* (is|was) "
     r"(from|in|based|located)\b"
     # "Akinoshu Kenji's birthplace", "Gisvi's city of birth": what the question asks is said of what the name has.
-    rf"|\b[A-Z][\w-]*['’]s (?:\w+ ){{0,2}}?(?:{_RELATIONS}|birth|team|club|label|album|novel|film)\b",
+    rf"|\b[A-Z][\w-]*['’]s (?:\w+ ){{0,2}}?(?:{POSSESSED_RELATIONS})\b",
     re.I,
 )
 _NESTED_ZH = re.compile(r"(导致|引起|造成|负责|开发|发布|创办|创建|属于|所在|受|影响)[^，。？?]{0,12}?的")

@@ -175,10 +175,12 @@ class Selector:
         around = math.fsum(weight[t] for t in (wanted - unit.tokens) & self._headings[unit.block])
         return (inside + 0.5 * around) / math.fsum(weight.values())
 
-    def relevance(self, unit: Unit, wanted: set[str]) -> float:
-        """The unit's share of the wanted words; its headings count half (a table row means little without them)."""
-        direct = relevance(unit.tokens, wanted, self.idf)
-        around = relevance(self._headings[unit.block] - unit.tokens, wanted, self.idf)
+    def relevance(self, unit: Unit, wanted: set[str], said: set[str] | None = None) -> float:
+        """The unit's share of the wanted words; its headings count half (a table row means little without them).
+        `said`: words the unit counts as holding (what a bridge it names stands for)."""
+        tokens = unit.tokens | said if said else unit.tokens
+        direct = relevance(tokens, wanted, self.idf)
+        around = relevance(self._headings[unit.block] - tokens, wanted, self.idf)
         return direct + 0.5 * around
 
     def _base(

@@ -121,8 +121,15 @@ def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
     value cell when the row's own key names a constraint or the target (the SEV-2 row) or its table's caption
     names the target, else none: a row that only mentions the target in a cell ("Meaning: Indexing quota
     exceeded") does not give its value in another column ("HTTP: 429")."""
-    cells = [(h, v) for h, v in unit.cells[1:] if not asked(part, v)]
     wanted = set(part.target_tokens)
+    names = [normalize_for_match(c.text) for c in part.constraints if c.kind == "name"]
+    if unit.cells and any(
+        wanted & unit_tokens(h) and any(n and n in normalize_for_match(v) for n in names) for h, v in unit.cells[1:]
+    ):
+        # The thing asked about stands under the header of what is asked ("Owns: Kestrel" for "who owns
+        # Kestrel"): the row's key says who or what has it ("Team: Data Platform").
+        return list(unit.cells[:1])
+    cells = [(h, v) for h, v in unit.cells[1:] if not asked(part, v)]
     named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
     if named:
         return named

@@ -69,7 +69,7 @@ _DATE = re.compile(
     rf"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)",
     re.I,
 )
-_NAME_WORD = r"(?:[A-Z]\.|[A-Z][\w'’&-]*)"
+_NAME_WORD = r"(?:(?:[A-Z]\.)+|[A-Z][\w'’&-]*)"  # "U.S." is one word, not two names
 _CALENDAR_WORD = re.compile(rf"{_MONTHS}|{_WEEKDAYS}")
 # A quoted nickname inside a name stays in it: Samuel Joel "Zero" Mostel.
 _EN_NAME = re.compile(
@@ -188,7 +188,10 @@ def values(text: str, kind: AnswerType) -> list[Value]:
     if kind == AnswerType.LEVEL:
         return _spans(_LEVEL, text)
     if kind == AnswerType.NUMBER:
-        return [v for v in _spans(_AMOUNT, text) if any(ch.isdigit() for ch in v.text) or has_cjk(v.text)]
+        found = [v for v in _spans(_AMOUNT, text) if any(ch.isdigit() for ch in v.text) or has_cjk(v.text)]
+        # The day and the year of "February 23, 1973" count nothing (a bare year may: it is left to the caller).
+        dates = [d for d in _spans(_DATE, text) if not d.text.isdigit()]
+        return [v for v in found if not any(d.start <= v.start and v.end <= d.end for d in dates)]
     if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
         dates, durations = _spans(_DATE, text), values(text, AnswerType.DURATION)
         if dates:  # "announced 72 hours in advance, held on Sundays": the duration is not the when
