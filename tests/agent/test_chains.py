@@ -3,6 +3,7 @@ it (not by one sharing its generic word), and the bridge's page answers what is 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentrag.embed.base import Embedder
@@ -90,3 +91,26 @@ def test_a_name_with_a_quoted_nickname_is_given_whole(settings: Settings, embedd
     }
     (answer,) = _ask(settings, embedder, tmp_path, docs, "Who played a New York City tailor in The Quiet Needle?")
     assert answer.short_answer == 'Ivo Samuel "Bear" Renn'
+
+
+def test_the_chain_is_shown_on_top_of_the_supporting_sentences(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The sentence that leads to the answer (Morvik is in Veldonia) is shown before it, and does not take the
+    place of one of the five sentences that support the answer."""
+    docs = {
+        "morvik.md": "# Morvik\n\nMorvik is a town in the Eastern Region of Veldonia. It is the main market centre of "
+        "Morvik District. Its market opens on Mondays.\n",
+        "lop.md": "# Leader of Opposition (Veldonia)\n\nThe Leader of Opposition in Veldonia is the title given to the "
+        "elected leader of the largest party outside the government. The current Leader of Opposition is Hon. Mara "
+        "Velt of the Green Forum. The post was created in 1961. Its holder sits in the front row of the assembly.\n",
+        "castrane.md": "# Leader of the Opposition (Castrane)\n\nThe current holder of the post of Leader of the "
+        "Opposition is Ivo Lind, after his party's loss in the general election. He was born in 1970.\n",
+    }
+    question = "Who is the current opposition leader in the country where Morvik is located?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Mara Velt"
+    body = answer.answer.split("\n", 1)[1]
+    assert body.startswith("Morvik is a town in the Eastern Region of Veldonia")  # the chain first
+    supporting = body[body.index("The current Leader of Opposition is Hon. Mara Velt") :]
+    assert len(re.findall(r"\]\.", supporting)) == 5  # the answering sentence and four more, each cited

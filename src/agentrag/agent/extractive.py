@@ -122,7 +122,10 @@ class ExtractiveSynthesizer:
         off = frozenset(
             u for u in assessment.units if u.kind == "row" and constraints and not _states_any(selector, constraints, u)
         )
-        more = self._mmr_fill(selector, question, subqueries, shown, self.max_sentences - len(answering), off)
+        # The chain is how the answer was reached, shown on top of the sentences that support it, not instead.
+        chained = {u for p in assessment.parts for u in p.chain}
+        budget = self.max_sentences - len([u for u in answering if u not in chained])
+        more = self._mmr_fill(selector, question, subqueries, shown, budget, off)
         support = answering + more
         lines.append(self._join(support, zh))
         gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
