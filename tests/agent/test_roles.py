@@ -339,3 +339,28 @@ def test_a_nested_budget_override_changes_only_the_inner_field_given() -> None:
     assert budget.max_rounds == 1
     with pytest.raises(ConfigError, match="histroy"):
         check_overrides({"context_split": {"histroy": 0.3}})
+
+
+def test_the_best_scored_sentence_is_shown_when_the_answer_was_picked_elsewhere() -> None:
+    """When the short answer came from another unit (a bridge followed, a chain), the unit the selector scored best
+    for the question is still among the supporting sentences, before those picked for their shared words."""
+    question = "Who is the current opposition leader in Veldonia?"
+    items = [
+        evidence(
+            "Who the current opposition leader in Veldonia is matters: the current opposition leader in Veldonia "
+            "leads the opposition.",
+            "Opposition in Veldonia",
+            "b",
+        ),
+        evidence("Ivo Lind is the current opposition leader in Castrane.", "Castrane", "c", 2),
+        evidence(
+            "Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia.", "Leader (V)", "a", 3
+        ),
+    ]
+    context = build_context(items, question, 2000, 8)
+    assessment = assess(analyze(question), context, [])
+    [part] = assessment.parts
+    assert part.ranked[0].unit.text.startswith("Hon. Mara Velt")
+    part.best, part.short = next(s for s in part.ranked if s.unit.block == 2), "Ivo Lind"  # picked elsewhere
+    text = ExtractiveSynthesizer(max_sentences=2).answer(question, [], context, [], assessment=assessment)
+    assert text.endswith("Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia[3].")

@@ -26,6 +26,7 @@ from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
 from agentrag.vocab import AnswerType, Confidence
 
+RUNNERS = 2  # the best-scored units of a part looked at for the first supporting sentence
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
 
@@ -125,7 +126,11 @@ class ExtractiveSynthesizer:
         # The chain is how the answer was reached, shown on top of the sentences that support it, not instead.
         chained = {u for p in assessment.parts for u in p.chain}
         budget = self.max_sentences - len([u for u in answering if u not in chained])
-        more = self._mmr_fill(selector, question, subqueries, shown, budget, off)
+        # The units the selector scored best for a part hold its answer when the pick went wrong: one, first.
+        runner = [s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in shown]
+        runner = runner[: min(1, max(budget, 0))]
+        shown.extend(runner)
+        more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)
         support = answering + more
         lines.append(self._join(support, zh))
         gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
