@@ -100,7 +100,9 @@ class ExtractiveSynthesizer:
         selector = Selector(context, assessment.units)
         if weak or not assessment.answered:
             denials = assessment.denials
-            closest = self._mmr_fill(selector, question, subqueries, denials, limit=self.max_sentences - len(denials))
+            limit = self.max_sentences - len(denials)
+            best = [s.unit for p in assessment.parts for s in p.ranked[:1] if s.unit not in denials][: max(limit, 0)]
+            closest = best + self._mmr_fill(selector, question, subqueries, [*denials, *best], limit - len(best))
             weak_lines = [_denied(zh), self._join(denials, zh)] if denials else []
             weak_lines += [_not_answering(zh), self._join(closest, zh)]
             if missing:
