@@ -129,7 +129,9 @@ class ExtractiveSynthesizer:
         chained = {u for p in assessment.parts for u in p.chain}
         budget = self.max_sentences - len([u for u in answering if u not in chained])
         # The units the selector scored best for a part hold its answer when the pick went wrong: one, first.
-        runner = [s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in shown]
+        runner = [
+            s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in [*shown, *off]
+        ]
         runner = runner[: min(1, max(budget, 0))]
         shown.extend(runner)
         more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)
@@ -153,8 +155,14 @@ class ExtractiveSynthesizer:
 
     @staticmethod
     def _short_line(assessment: Assessment, zh: bool) -> str:
+        sides = [p for p in assessment.parts if p.part.side and p.part.answer_type == AnswerType.YES_NO]
         if assessment.shared is not None:
             pieces = [attach_markers(assessment.shared.value, [u.block for u in assessment.shared.units])]
+        elif sides and len(sides) == len(assessment.parts) and all(p.lead for p in sides):
+            # "Were both X and Y actors?": one answer, then each side's ("No — X: no; Y: yes"), not "no; yes".
+            each = [attach_markers(f"{p.part.side}: {lead[0]}", [lead[1]]) for p in sides if (lead := p.lead)]
+            verdict = (assessment.short_answer or "").capitalize()
+            return f"{verdict} — {'；'.join(each)}。" if zh else f"{verdict} — {'; '.join(each)}."
         else:
             pieces = [attach_markers(lead[0], [lead[1]]) for p in assessment.parts if (lead := p.lead) is not None]
         if not pieces:
