@@ -140,6 +140,10 @@ def test_both_yes_no_checks_the_attribute_in_each_subject_s_passage(
         "Are both Jonathan Marray and Jamie Murray British?",
     )
     assert (no.short_answer, yes.short_answer) == ("no", "yes")
+    # One answer first, then what each side's passage says: not "yes; no".
+    assert no.answer.startswith("No — Jonathan Marray: yes[")
+    assert "; Wayne Black: no[" in no.answer.splitlines()[0]
+    assert yes.answer.startswith("Yes — Jonathan Marray: yes[")
 
 
 def test_two_things_one_person_did_are_not_compared_side_by_side() -> None:

@@ -3,11 +3,24 @@ it (not by one sharing its generic word), and the bridge's page answers what is 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from tests.agent.test_bridges import _ask
+
+# A town, the post reached through its country, and another country's holder of the same post.
+MORVIK = {
+    "morvik.md": "# Morvik\n\nMorvik is a town in the Eastern Region of Veldonia. It is the main market centre of "
+    "Morvik District.\n",
+    "lop.md": "# Leader of Opposition (Veldonia)\n\nThe Leader of Opposition in Veldonia is the title given to the "
+    "elected leader of the largest party outside the government. The current Leader of Opposition is Hon. Mara "
+    "Velt of the Green Forum.\n",
+    "castrane.md": "# Leader of the Opposition (Castrane)\n\nThe current holder of the post of Leader of the "
+    "Opposition is Ivo Lind, after his party's loss in the general election.\n",
+}
+MORVIK_QUESTION = "Who is the current opposition leader in the country where Morvik is located?"
 
 
 def test_a_name_is_not_met_by_another_name_sharing_its_generic_word(
@@ -38,17 +51,7 @@ def test_the_person_holding_the_post_in_the_country_reached_through_the_town(
 ) -> None:
     """Morvik is in Veldonia, so Veldonia's opposition leader: the one named after "Hon.", not the post's own
     name restated ("Leader of Opposition"), nor the leader of another country's opposition."""
-    docs = {
-        "morvik.md": "# Morvik\n\nMorvik is a town in the Eastern Region of Veldonia. It is the main market centre of "
-        "Morvik District.\n",
-        "lop.md": "# Leader of Opposition (Veldonia)\n\nThe Leader of Opposition in Veldonia is the title given to the "
-        "elected leader of the largest party outside the government. The current Leader of Opposition is Hon. Mara "
-        "Velt of the Green Forum.\n",
-        "castrane.md": "# Leader of the Opposition (Castrane)\n\nThe current holder of the post of Leader of the "
-        "Opposition is Ivo Lind, after his party's loss in the general election.\n",
-    }
-    question = "Who is the current opposition leader in the country where Morvik is located?"
-    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    (answer,) = _ask(settings, embedder, tmp_path, MORVIK, MORVIK_QUESTION)
     assert answer.short_answer == "Mara Velt"
 
 
@@ -90,3 +93,22 @@ def test_a_name_with_a_quoted_nickname_is_given_whole(settings: Settings, embedd
     }
     (answer,) = _ask(settings, embedder, tmp_path, docs, "Who played a New York City tailor in The Quiet Needle?")
     assert answer.short_answer == 'Ivo Samuel "Bear" Renn'
+
+
+def test_the_chain_is_shown_on_top_of_the_supporting_sentences(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The sentence that leads to the answer (Morvik is in Veldonia) is shown before it, and does not take the
+    place of one of the five sentences that support the answer."""
+    more = {
+        "morvik.md": "Its market opens on Mondays.",
+        "lop.md": "The post was created in 1961. Its holder sits in the front row of the assembly.",
+        "castrane.md": "He was born in 1970.",
+    }
+    docs = {name: f"{text.rstrip()} {more[name]}\n" for name, text in MORVIK.items()}
+    (answer,) = _ask(settings, embedder, tmp_path, docs, MORVIK_QUESTION)
+    assert answer.short_answer == "Mara Velt"
+    body = answer.answer.split("\n", 1)[1]
+    assert body.startswith("Morvik is a town in the Eastern Region of Veldonia")  # the chain first
+    supporting = body[body.index("The current Leader of Opposition is Hon. Mara Velt") :]
+    assert len(re.findall(r"\]\.", supporting)) == 5  # the answering sentence and four more, each cited

@@ -7,6 +7,7 @@ import pytest
 from agentrag.agent.assess import Assessment, assess
 from agentrag.agent.budget import BudgetTracker, load_preset
 from agentrag.agent.citations import CitationChecker, attach_markers
+from agentrag.agent.context import Context
 from agentrag.agent.planner import bridge_entities, bridge_queries, comparison_entities, rule_plan
 from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import rule_standalone, strip_filler
@@ -339,3 +340,48 @@ def test_a_nested_budget_override_changes_only_the_inner_field_given() -> None:
     assert budget.max_rounds == 1
     with pytest.raises(ConfigError, match="histroy"):
         check_overrides({"context_split": {"histroy": 0.3}})
+
+
+VELDONIA = "Who is the current opposition leader in Veldonia?"
+
+
+def veldonia() -> Context:
+    """A passage sharing most of the question's words, another country's leader, and the answer, ranked last."""
+    items = [
+        evidence(
+            "Who the current opposition leader in Veldonia is matters: the current opposition leader in Veldonia "
+            "leads the opposition.",
+            "Opposition in Veldonia",
+            "b",
+        ),
+        evidence("Ivo Lind is the current opposition leader in Castrane.", "Castrane", "c", 2),
+        evidence(
+            "Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia.", "Leader (V)", "a", 3
+        ),
+    ]
+    return build_context(items, VELDONIA, 2000, 8)
+
+
+def test_the_best_scored_sentence_is_shown_when_the_answer_was_picked_elsewhere() -> None:
+    """When the short answer came from another unit (a bridge followed, a chain), the unit the selector scored best
+    for the question is still among the supporting sentences, before those picked for their shared words."""
+    question, context = VELDONIA, veldonia()
+    assessment = assess(analyze(question), context, [])
+    [part] = assessment.parts
+    assert part.ranked[0].unit.text.startswith("Hon. Mara Velt")
+    part.best, part.short = next(s for s in part.ranked if s.unit.block == 2), "Ivo Lind"  # picked elsewhere
+    text = ExtractiveSynthesizer(max_sentences=2).answer(question, [], context, [], assessment=assessment)
+    assert text.endswith("Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia[3].")
+
+
+def test_the_closest_passage_of_an_unanswered_question_is_the_best_scored_one() -> None:
+    """Nothing verified the answer: the closest passages shown begin with the unit the selector scored best, not
+    with the one that merely repeats the question's words."""
+    context = veldonia()
+    assessment = assess(analyze(VELDONIA), context, [])
+    [part] = assessment.parts
+    part.verdict = "not_found"
+    text = ExtractiveSynthesizer(max_sentences=1).answer(VELDONIA, [], context, [], assessment=assessment)
+    assert (
+        text.splitlines()[1] == "Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia[3]."
+    )

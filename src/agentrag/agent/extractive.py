@@ -26,6 +26,7 @@ from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
 from agentrag.vocab import AnswerType, Confidence
 
+RUNNERS = 2  # the best-scored units of a part looked at for the first supporting sentence
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
 
@@ -99,7 +100,9 @@ class ExtractiveSynthesizer:
         selector = Selector(context, assessment.units)
         if weak or not assessment.answered:
             denials = assessment.denials
-            closest = self._mmr_fill(selector, question, subqueries, denials, limit=self.max_sentences - len(denials))
+            limit = self.max_sentences - len(denials)
+            best = [s.unit for p in assessment.parts for s in p.ranked[:1] if s.unit not in denials][: max(limit, 0)]
+            closest = best + self._mmr_fill(selector, question, subqueries, [*denials, *best], limit - len(best))
             weak_lines = [_denied(zh), self._join(denials, zh)] if denials else []
             weak_lines += [_not_answering(zh), self._join(closest, zh)]
             if missing:
@@ -122,7 +125,16 @@ class ExtractiveSynthesizer:
         off = frozenset(
             u for u in assessment.units if u.kind == "row" and constraints and not _states_any(selector, constraints, u)
         )
-        more = self._mmr_fill(selector, question, subqueries, shown, self.max_sentences - len(answering), off)
+        # The chain is how the answer was reached, shown on top of the sentences that support it, not instead.
+        chained = {u for p in assessment.parts for u in p.chain}
+        budget = self.max_sentences - len([u for u in answering if u not in chained])
+        # The units the selector scored best for a part hold its answer when the pick went wrong: one, first.
+        runner = [
+            s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in [*shown, *off]
+        ]
+        runner = runner[: min(1, max(budget, 0))]
+        shown.extend(runner)
+        more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)
         support = answering + more
         lines.append(self._join(support, zh))
         gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
@@ -143,8 +155,14 @@ class ExtractiveSynthesizer:
 
     @staticmethod
     def _short_line(assessment: Assessment, zh: bool) -> str:
+        sides = [p for p in assessment.parts if p.part.side and p.part.answer_type == AnswerType.YES_NO]
         if assessment.shared is not None:
             pieces = [attach_markers(assessment.shared.value, [u.block for u in assessment.shared.units])]
+        elif sides and len(sides) == len(assessment.parts) and all(p.lead for p in sides):
+            # "Were both X and Y actors?": one answer, then each side's ("No — X: no; Y: yes"), not "no; yes".
+            each = [attach_markers(f"{p.part.side}: {lead[0]}", [lead[1]]) for p in sides if (lead := p.lead)]
+            verdict = (assessment.short_answer or "").capitalize()
+            return f"{verdict} — {'；'.join(each)}。" if zh else f"{verdict} — {'; '.join(each)}."
         else:
             pieces = [attach_markers(lead[0], [lead[1]]) for p in assessment.parts if (lead := p.lead) is not None]
         if not pieces:
