@@ -139,17 +139,25 @@ def recall(index: Any, vectors: np.ndarray, exact: list[np.ndarray]) -> dict[str
     return {"recall@10": round(float(np.mean(at10)), 4), "recall@50": round(float(np.mean(at50)), 4)}
 
 
+def ef_rows(
+    index: Any, named: dict[str, np.ndarray], exact: dict[str, list[np.ndarray]], efs: tuple[int, ...], label: str
+) -> dict[str, Any]:
+    """Recall of `index` for each named set of vectors and its CPU time on the queries, at each breadth."""
+    out: dict[str, Any] = {}
+    for ef in efs:
+        index.expansion_search = ef
+        row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
+        row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
+        out[f"{label}ef{ef}"] = row
+        print(json.dumps({f"{label}ef{ef}": row}), file=sys.stderr, flush=True)
+    return out
+
+
 def recall_table(matrix: np.ndarray, named: dict[str, np.ndarray], connectivity: tuple[int, ...]) -> dict[str, Any]:
     exact = {name: truth(matrix, vectors) for name, vectors in named.items()}
     out: dict[str, Any] = {}
     for m in connectivity:
-        index = hnsw(matrix, m)
-        for ef in EF:
-            index.expansion_search = ef
-            row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
-            row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
-            out[f"M{m} ef{ef}"] = row
-            print(json.dumps({f"M{m} ef{ef}": row}), file=sys.stderr, flush=True)
+        out.update(ef_rows(hnsw(matrix, m), named, exact, EF, f"M{m} "))
     return out
 
 
@@ -159,14 +167,7 @@ def saved_graph_table(graph: Path, keys: np.ndarray, matrix: np.ndarray, named: 
 
     index = Index.restore(str(graph), view=False)
     exact = {name: [keys[rows] for rows in truth(matrix, vectors)] for name, vectors in named.items()}
-    out: dict[str, Any] = {}
-    for ef in (*EF, 160, 192):
-        index.expansion_search = ef
-        row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
-        row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
-        out[f"ef{ef}"] = row
-        print(json.dumps({f"saved ef{ef}": row}), file=sys.stderr, flush=True)
-    return out
+    return ef_rows(index, named, exact, (*EF, 160, 192), "")
 
 
 def grown(matrix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
