@@ -14,7 +14,8 @@ search, for each `ef_search` and connectivity (usearch, cosine, f16, expansion_a
 Latency: CPU ms (process time) p50 / p95 of one search of depth 50, HNSW against the store's exact index
 (`MappedExact` over a written `.exact` file, with its int8 codes), on the real vectors and on larger matrices
 made of them plus noisy copies (noise a fifth of a vector's norm, renormalised; recall there is indicative
-only). One BLAS thread. Prints one JSON object.
+only). `--graph`: the same recall of a saved `.usearch` file (the graph the knowledge base itself searches,
+copied before this run rebuilds it). One BLAS thread. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ def kb_vectors(path: Path) -> np.ndarray:
     rows = con.execute("SELECT vector FROM vectors ORDER BY key").fetchall()
     con.close()
     return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def kb_keys(path: Path) -> np.ndarray:
+    """The chunk keys of `kb_vectors`' rows, in its order: the keys a saved graph of the store returns."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    keys = [r[0] for r in con.execute("SELECT key FROM vectors ORDER BY key")]
+    con.close()
+    return np.asarray(keys, dtype=np.int64)
 
 
 def query_vectors(dataset: Path, n: int, cache: Path) -> tuple[list[str], np.ndarray]:
@@ -130,18 +139,35 @@ def recall(index: Any, vectors: np.ndarray, exact: list[np.ndarray]) -> dict[str
     return {"recall@10": round(float(np.mean(at10)), 4), "recall@50": round(float(np.mean(at50)), 4)}
 
 
+def ef_rows(
+    index: Any, named: dict[str, np.ndarray], exact: dict[str, list[np.ndarray]], efs: tuple[int, ...], label: str
+) -> dict[str, Any]:
+    """Recall of `index` for each named set of vectors and its CPU time on the queries, at each breadth."""
+    out: dict[str, Any] = {}
+    for ef in efs:
+        index.expansion_search = ef
+        row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
+        row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
+        out[f"{label}ef{ef}"] = row
+        print(json.dumps({f"{label}ef{ef}": row}), file=sys.stderr, flush=True)
+    return out
+
+
 def recall_table(matrix: np.ndarray, named: dict[str, np.ndarray], connectivity: tuple[int, ...]) -> dict[str, Any]:
     exact = {name: truth(matrix, vectors) for name, vectors in named.items()}
     out: dict[str, Any] = {}
     for m in connectivity:
-        index = hnsw(matrix, m)
-        for ef in EF:
-            index.expansion_search = ef
-            row: dict[str, Any] = {name: recall(index, vectors, exact[name]) for name, vectors in named.items()}
-            row["hnsw_cpu_ms"] = cpu_ms(lambda v, i=index: i.search(v, DEPTH), named["query"])
-            out[f"M{m} ef{ef}"] = row
-            print(json.dumps({f"M{m} ef{ef}": row}), file=sys.stderr, flush=True)
+        out.update(ef_rows(hnsw(matrix, m), named, exact, EF, f"M{m} "))
     return out
+
+
+def saved_graph_table(graph: Path, keys: np.ndarray, matrix: np.ndarray, named: dict[str, np.ndarray]) -> Any:
+    """Recall and CPU of a saved usearch file (the knowledge base's own graph, a copy), its keys the chunks'."""
+    from usearch.index import Index
+
+    index = Index.restore(str(graph), view=False)
+    exact = {name: [keys[rows] for rows in truth(matrix, vectors)] for name, vectors in named.items()}
+    return ef_rows(index, named, exact, (*EF, 160, 192), "")
 
 
 def grown(matrix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -184,6 +210,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agentrag-e5-cache"))
     parser.add_argument("--connectivity", default="16,32")
     parser.add_argument("--sizes", default="", help="matrix sizes for latency beyond the real one, e.g. 20000,50000")
+    parser.add_argument("--graph", type=Path, default=None, help="also a saved .usearch file of the store (a copy)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     one_blas_thread()
@@ -193,6 +220,8 @@ def main() -> None:
     named = {"query": queries, "feedback": feedback}
     result: dict[str, Any] = {"set": args.dataset.name, "chunks": len(matrix), "queries": len(queries)}
     result["recall"] = recall_table(matrix, named, tuple(int(m) for m in args.connectivity.split(",")))
+    if args.graph is not None:
+        result["saved_graph"] = saved_graph_table(args.graph, kb_keys(args.kb), matrix, named)
     sizes = [len(matrix), *(int(s) for s in args.sizes.split(",") if s)]
     result["latency"] = latency_table(matrix, named, sizes)
     text = json.dumps(result, indent=1)
