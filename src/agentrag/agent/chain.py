@@ -182,6 +182,7 @@ class Chains:
         question = normalize_for_match(part.text)
         self._names: dict[Unit, set[str]] = {}  # the unit's names, whole and word by word: what a name link shares
         self._links: dict[Unit, set[str]] = {}
+        self._anchors: list[Unit] | None = None
         subjects = _subjects(selector, question)
         for unit in selector.units:
             found = [n.text for n in names(unit.text) if len(n.text) > 2]
@@ -197,10 +198,12 @@ class Chains:
         """Units that state every constraint of the part (or whose passage is about it), but for those describing
         the answer itself: in "the second wife of what Australian businessman", Erica Packer's page is the anchor
         and "Australian" is said of the answer."""
-        kind = set(asked_kind(self.part.text) or [])
-        of_anchor = [c for c in self.part.constraints if not set(c.text.lower().split()) <= kind]
-        wanted = of_anchor or self.part.constraints
-        return [u for u in self.selector.units if all(self.selector.states(c, u) for c in wanted)]
+        if self._anchors is None:  # asked by the paths, the bridge's resolution and the chain's pick alike
+            kind = set(asked_kind(self.part.text) or [])
+            of_anchor = [c for c in self.part.constraints if not set(c.text.lower().split()) <= kind]
+            wanted = of_anchor or self.part.constraints
+            self._anchors = [u for u in self.selector.units if all(self.selector.states(c, u) for c in wanted)]
+        return self._anchors
 
     def paths(self) -> dict[Unit, tuple[int, list[Unit]]]:
         """For each unit reachable from an anchor: the chain's cost and the units before it (anchor first). A link
@@ -285,8 +288,10 @@ def chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Cha
     paths = chains.paths()
     head = chains.head_tokens()
     bridge = chains.resolved(selector.bridges) if part.constraints else None
-    anchors = set(chains.anchors()) if bridge else set()
     said = chains.antecedent_tokens() if bridge else set()
+    anchors = set(chains.anchors()) if bridge else set()
+    # Across the bridge the part asks about the bridge: "who owns Kestrel".
+    bridged = part.model_copy(update={"constraints": [Constraint(kind="name", text=bridge)]}) if bridge else part
 
     def across(unit: Unit) -> bool:
         return bridge is not None and unit not in anchors and names_entity(unit, bridge)
@@ -298,9 +303,7 @@ def chained(part: QuestionPart, selector: Selector, ranked: list[Scored]) -> Cha
         if unit not in paths:
             continue
         beyond = across(unit)
-        asked_of = (
-            part.model_copy(update={"constraints": [Constraint(kind="name", text=bridge or "")]}) if beyond else part
-        )
+        asked_of = bridged if beyond else part
         typed = scored.typed or holds_answer(asked_of, unit)
         known = unit.tokens | (said if beyond else set())
         target = len(head & known) / len(head) if head else scored.target  # of the asking clause

@@ -129,9 +129,8 @@ class ExtractiveSynthesizer:
         chained = {u for p in assessment.parts for u in p.chain}
         budget = self.max_sentences - len([u for u in answering if u not in chained])
         # The units the selector scored best for a part hold its answer when the pick went wrong: one, first.
-        runner = [
-            s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in [*shown, *off]
-        ]
+        taken = {*shown, *off}
+        runner = [s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in taken]
         runner = runner[: min(1, max(budget, 0))]
         shown.extend(runner)
         more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)

@@ -123,7 +123,7 @@ def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
     exceeded") does not give its value in another column ("HTTP: 429")."""
     wanted = set(part.target_tokens)
     names = [normalize_for_match(c.text) for c in part.constraints if c.kind == "name"]
-    if unit.cells and any(
+    if any(
         wanted & unit_tokens(h) and any(n and n in normalize_for_match(v) for n in names) for h, v in unit.cells[1:]
     ):
         # The thing asked about stands under the header of what is asked ("Owns: Kestrel" for "who owns
