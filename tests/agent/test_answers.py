@@ -13,6 +13,7 @@ from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
 from agentrag.text.tokenize import tokenize
+from agentrag.vocab import StopReason
 from tests.helpers import write
 
 
@@ -58,6 +59,13 @@ def test_a_definition_question_gets_the_definition(kb: KnowledgeBase) -> None:
     assert answer.short_answer is not None
     assert "monthly request quota of the tenant is exhausted" in answer.short_answer
     assert answer.answer.startswith(answer.short_answer)
+
+
+def test_the_asker_is_no_name_the_evidence_must_state(kb: KnowledgeBase) -> None:
+    """ "How do I ..." asks about E2001, not about someone called "I": the error's passage answers it."""
+    answer = kb.ask("How do I avoid error E2001?", mode="single")
+    assert answer.stop_reason == StopReason.ANSWERED
+    assert "quota resets on the first day of the month" in answer.answer
 
 
 def test_source_footnotes_are_not_taken_for_citations(kb: KnowledgeBase) -> None:

@@ -70,3 +70,54 @@ def test_the_asking_words_leave_out_the_anchors_noun_phrase() -> None:
     assert head("Who directed a 2006 film where Ron Perkins' character plays the manager of a hotel?") == (
         "Who directed a 2006 film"
     )
+
+
+CLEOPATRA = (
+    "# Cleopatra\n\nCleopatra VII Philopator (69 – August 12, 30 BC), known to history simply as Cleopatra, was the "
+    "last active ruler of the Ptolemaic Kingdom of Egypt, briefly survived as pharaoh by her son Caesarion. After "
+    "her reign, Egypt became a province of the recently established Roman Empire.\n"
+)
+ATHENION = (
+    "# Athenion (general)\n\nAthenion was in the late 30s BC a military commander of the Egyptian queen Cleopatra "
+    "in Coele-Syria.\n"
+)
+POLYCRATES = (
+    "# Polycrates of Argos\n\nPolycrates of Argos, son of Mnasiades, was a Ptolemaic commander at the Battle of "
+    "Raphia, as well as a governor of Cyprus and chancellor of the Ptolemaic Kingdom in the late third and early "
+    "second centuries BC.\n"
+)
+
+
+def test_the_anchors_sentence_leads_to_the_answer_it_does_not_give(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The sentence stating the anchor (the last ruler of the Ptolemaic Kingdom) names Cleopatra, and the answer is
+    a hop away, on the page about her commander: not "Cleopatra" from the anchor's own sentence, nor another
+    Ptolemaic commander."""
+    docs = {"cleopatra.md": CLEOPATRA, "athenion.md": ATHENION, "polycrates.md": POLYCRATES}
+    question = "Who was the military commander of the last active ruler of the Ptolemaic Kingdom of Egypt?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Athenion"
+
+
+def test_a_relative_clauses_pronoun_is_not_the_question_word() -> None:
+    """ "who" and "which" opening a relative clause describe a noun; the question word comes later: a singer
+    whose album won what prize asks for a prize, the House which meets where asks for a place."""
+
+    def kind(question: str) -> str:
+        return analyze(question).parts[0].answer_type.value
+
+    assert kind('"Hold On" features the vocals of a British singer whose debut album won what prize in 2017?') == (
+        "entity"
+    )
+    assert kind("Sal de Mi Piel is a song by the actress who is of what nationality?") == "entity"
+    assert kind("Phyllis Kohn holds a seat in the House of Representatives which meets where?") == "place"
+    assert kind('The band who released the debut album "Tinted Windows" had their first performance in what city?') == (
+        "place"
+    )
+    # Asking words stay asking: after a preposition, and before the noun they ask about.
+    assert kind("The not-for-profit company which owns a Mark VI monorail was assisted in financing by whom?") == (
+        "person"
+    )
+    assert kind("The Un-Americans contained which wrestler who also went by what TNA Wrestling name?") == "person"
+    assert kind("Who directed the film in which Susanne Pollatschek voiced what character?") == "person"

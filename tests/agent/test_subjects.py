@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentrag.agent.question import analyze
+from agentrag.agent.subject import is_what_was_asked
 from agentrag.embed.base import Embedder
+from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
+from agentrag.vocab import Mode
 from tests.agent.test_bridges import _ask
+from tests.helpers import write
 
 
 def test_across_a_bridge_the_bridge_is_not_the_answer(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
@@ -97,6 +102,30 @@ def test_what_two_things_have_in_common(settings: Settings, embedder: Embedder, 
     assert answer.answer.startswith("tennis player[")
 
 
+def test_the_nationality_is_the_word_that_says_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """A nationality is the word the page's opening gives its subject ("an American actor"), not a name in it; two
+    things have one in common when both openings give the same word."""
+    docs = {
+        "holland.md": "# André Holland\n\nAndré Holland (born December 28, 1979) is an American actor, known for his "
+        "roles in The Knick and Moonlight.\n",
+        "42.md": "# 42 (film)\n\n42 is a 2013 American biographical sports film about baseball player Jackie "
+        "Robinson, written and directed by Brian Helgeland.\n",
+        "arafat.md": "# Yasser Arafat\n\nMohammed Abdel Rahman Abdel Raouf Arafat al-Qudwa al-Husseini, popularly "
+        "known as Yasser Arafat or by his kunya Abu Ammar, was a Palestinian political leader.\n",
+        "persona.md": "# Persona Non Grata (2003 film)\n\nPersona Non Grata is a 2003 documentary film by Oliver "
+        "Stone that includes interviews with Yasser Arafat.\n",
+    }
+    for name, text in docs.items():
+        write(tmp_path / "docs" / name, text)
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([tmp_path / "docs"])
+        # The agent compares the two sides (auto routes this short question to a single search).
+        shared = kb.ask("What country of origin does André Holland and 42 have in common?", mode=Mode.AGENT)
+        single = kb.ask("Persona Non Grata includes interviews by the political leader of what nationality?")
+    assert shared.short_answer == "American"
+    assert single.short_answer == "Palestinian"
+
+
 def test_when_someone_reached_through_the_question_was_born_or_died(
     settings: Settings, embedder: Embedder, tmp_path: Path
 ) -> None:
@@ -178,3 +207,45 @@ def test_chinese_spans_give_what_the_question_lacks(settings: Settings, embedder
     assert depth.short_answer == "2至23公尺"
     assert count.short_answer == "四种"
     assert who.short_answer == "欧内斯特·索尔维"
+
+
+def test_a_plural_kind_asked_for_is_the_kind_a_page_says_its_subject_is() -> None:
+    """ "Which American actors ..." asks for an actor: Zero Mostel's page says he "was an American actor and
+    comedian", so its subject is what was asked; a page about a film is not."""
+    question = analyze("Which American actors and comedian played a New York City tailor in The Angel Levine?")
+    part = question.parts[0]
+    assert is_what_was_asked(part, 'Samuel Joel "Zero" Mostel (1915 – 1977) was an American actor and comedian.')
+    assert not is_what_was_asked(part, "The Angel Levine is a 1970 American film directed by Jan Kadar.")
+
+
+def test_the_name_after_the_kind_asked_for_is_the_answer_not_a_bridge(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "the British rock band Dire Straits" names the band asked for: another passage naming Dire Straits does
+    not make it a bridge to that passage's other names (the record label, "Warner Bros.")."""
+    docs = {
+        "walk.md": '# Walk of Life\n\n"Walk of Life" is a song by the British rock band Dire Straits from their fifth '
+        'studio album "Brothers in Arms" (1985).\n',
+        "album.md": "# Brothers in Arms (album)\n\nBrothers in Arms is the fifth studio album by the British rock band "
+        "Dire Straits, released on 13 May 1985 by Vertigo Records internationally, and by Warner Bros.\n",
+    }
+    question = "What British rock band released the album Brothers in Arms in 1985?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Dire Straits"
+
+
+def test_who_is_answered_by_the_person_a_page_opens_with(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A page that opens with a person's life and says they did what the question asks names the answer first:
+    not the other person the same sentence names ("then President Simón Bolívar")."""
+    docs = {
+        "zea.md": "# Francisco Antonio Zea\n\nJuan Francisco Antonio Hilarión Zea Díaz (born 23 November 1766 – 28 "
+        "November 1822) was a Colombian journalist, botanist, diplomat, politician, and statesman who served as the "
+        "1st Vice President of Colombia under then President Simón Bolívar.\n",
+        "bolivar.md": "# Simón Bolívar\n\nSimón Bolívar, known as El Libertador, was a Venezuelan military and "
+        "political leader who led several South American countries to independence from the Spanish Empire.\n",
+    }
+    question = "Who served as the 1st Vice President of Colombia under Bolívar?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Juan Francisco Antonio Hilarión Zea Díaz"

@@ -19,6 +19,7 @@ from agentrag.agent.chain import NESTED_CONSIDERED, chained
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
+from agentrag.agent.en_spans import kind_named
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
@@ -154,6 +155,8 @@ def _follow_bridge(part: QuestionPart, selector: Selector, best: Scored, ranked:
         return None  # a common word ("film" for "what industry") names no other passage's subject
     if part.answer_type in _VALUE_KINDS and any(ch.isdigit() for ch in bridge):
         return None  # a year or an amount restated elsewhere is the same answer, not a bridge to another
+    if kind_named(part, best.unit.text) == bridge:
+        return None  # the sentence calls it the kind asked for ("the British rock band Dire Straits"): the answer
     key = normalize_for_match(bridge)
     pages = [b for b in selector.context.blocks if key in selector.about(b.n)]
     if any(is_what_was_asked(part, b.text) for b in pages):
@@ -194,6 +197,7 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
     if short is None:
         yes_no = part.answer_type == AnswerType.YES_NO
         short = yes_or_no(part, best, selector) if yes_no else short_answer(part, best.unit)
+        short = _as_named_before(part, chain, short)
     short = page_subject(part, selector, best.unit) or short  # "Agent Carter is an American television series"
     if short is None and not chain and (hop := _linked_value(part, selector, best, ranked)) is not None:
         best, chain, short = hop
@@ -207,6 +211,19 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
         answer = PartAnswer(part, subject.best, ranked, short=subject.short, chain=subject.chain, met=subject.linked)
         answer.verdict = _verdict(part, selector, subject.best, ranked) if subject.linked else "unverified"
     return answer
+
+
+def _as_named_before(part: QuestionPart, chain: list[Unit], short: str | None) -> str | None:
+    """The answer as a sentence leading to it names it, when that is the same name, shorter: "the second wife of
+    Veldonia's richest man, Piet Orsk" leads to his page, which calls him "Piet Arne Orsk"."""
+    if not chain or not short or has_cjk(short):
+        return short
+    words = set(short.split())
+    for unit in chain:
+        named = short_answer(part, unit)
+        if named and set(named.split()) < words:
+            return named
+    return short
 
 
 def _linked_value(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Hop | None:

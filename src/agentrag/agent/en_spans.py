@@ -11,7 +11,9 @@ A sentence that answers usually holds several names; the answer is the one the q
 - a question asking for a sort of thing (a sport, an industry, a type of literature) is answered by the word that
   sorts the kind in the sentence: "writer of devotional literature" for "what type of literature", "the American
   film industry" for "what industry";
-- "how many seasons" is answered by the count of seasons ("canceled after one season"), in words or digits.
+- "how many seasons" is answered by the count of seasons ("canceled after one season"), in words or digits;
+- "of what nationality" is answered by the word that says it where the sentence says what its subject is: "was a
+  Palestinian political leader".
 """
 
 from __future__ import annotations
@@ -183,3 +185,17 @@ def counted(part: QuestionPart, text: str) -> str | None:
         if any(_stem(w) == noun for w in following) and not re.fullmatch(r"(1[5-9]|20)\d\d", c.group(0)):
             return c.group(0)
     return None
+
+
+ASKS_NATIONALITY = re.compile(r"\bnationality\b|\bcountry of origin\b", re.I)
+# "X (born 1979) is an American actor", "42 is a 2013 American biographical film", "was a Palestinian leader"
+_DEMONYM = re.compile(
+    r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:(?:\d{4}|former|retired|late|naturali[sz]ed)\s+)*"
+    r"(?P<word>[A-Z][a-z]+(?:[-–][A-Z][a-z]+)?)\s+[a-z]"
+)
+
+
+def demonym(text: str) -> str | None:
+    """The nationality a sentence gives its subject: the capitalised word opening what it says the subject is."""
+    m = _DEMONYM.search(text)
+    return m.group("word") if m else None

@@ -199,14 +199,14 @@ def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
         return AnswerType.YES_NO if _ZH_YES_NO.search(text) else AnswerType.ENTITY
     lower = text.lower()
     # "... a civil war that ended when?", "... was the former CEO of which company": the question word comes late.
-    late = re.search(r"\b(when|where|who|whom|whose|which|what|how)\b", lower)
+    late = _asking_word(lower)
     if (
-        late
-        and late.start() > 0
+        late is not None
+        and late > 0
         and not _EN_YES_NO.match(lower)
         and not re.match(r"^\s*(in|on|at|for|from|by|of|to)\b", lower)
     ):
-        lower = lower[late.start() :]
+        lower = lower[late:]
     for pattern, kind in _EN_TYPES:
         if pattern.search(lower):
             return kind
@@ -217,6 +217,23 @@ def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
     if _WHAT_QUANTITY.match(lower):
         return AnswerType.NUMBER  # "what service credit ...", "which fee ..."
     return AnswerType.ENTITY
+
+
+_WH_WORD = re.compile(r"\b(when|where|who|whom|whose|which|what|how)\b")
+_BEFORE_ASKING = frozenset("in on at for from by of to under with about into through as than is was are were".split())
+_AFTER_RELATIVE = frozenset("is was are were has had have also first later then once".split())
+
+
+def _asking_word(lower: str) -> int | None:
+    """Where the question word is: the first one, unless it opens a relative clause and another follows ("a
+    British singer | whose debut album won | what prize", "the House of Representatives | which meets | where")."""
+    found = list(_WH_WORD.finditer(lower))
+    if len(found) < 2 or (lower[: found[0].start()].split() or ["in"])[-1] in _BEFORE_ASKING:
+        return found[0].start() if found else None  # "by whom", "of which company": asking
+    nxt = (lower[found[0].end() :].split() or [""])[0]
+    relative = found[0].group(1) in ("who", "whom", "whose") or nxt in _AFTER_RELATIVE  # "the actress who is of"
+    relative |= lower[: found[0].start()].rstrip().endswith(",") or (nxt.endswith("s") and not nxt.endswith("ss"))
+    return found[-1].start() if relative else found[0].start()  # "contained which wrestler": asking
 
 
 def _definition_or_entity(lower: str) -> AnswerType:
@@ -237,7 +254,8 @@ _EN_NAME = re.compile(r"(?<![\w'])([A-Z][\w'’&.-]*(?:\s+(?:of|the|de|la|von|va
 _LATIN_IN_ZH = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*(?:\s+[A-Z][A-Za-z0-9_.+-]*)*")
 _SENTENCE_START_WORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could has have had will would "
-    "should the a an in on at of for to and or list name define".split()
+    "should the a an in on at of for to and or list name define by with from as this that these those both either "
+    "each every all some any often also after before during since while although despite among between".split()
 )
 _ZH_GENERIC_LATIN = frozenset({"sla", "api", "key", "http", "oa", "id", "url", "sso"})
 
@@ -269,7 +287,7 @@ def _constraints(text: str, zh: bool) -> list[Constraint]:
         while words and words[0].lower() in _SENTENCE_START_WORDS:
             words = words[1:]
         name = re.sub(r"['’]s$", "", " ".join(words))
-        if name and not _VERSION.fullmatch(words[0]):
+        if name and not _VERSION.fullmatch(words[0]) and name.lower() not in ("i", "we", "you"):  # "How do I ..."
             add("name", name)
     return found
 
@@ -278,7 +296,7 @@ def _constraints(text: str, zh: bool) -> list[Constraint]:
 
 _EN_SCAFFOLD = re.compile(
     r"(?<![\w-])(what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
-    r"has|have|had|the|a|an|of|in|on|at|for|to|by|with|from|and|or|that|this|these|those|it|its|their|there|"
+    r"has|have|had|the|a|an|of|in|on|at|for|to|by|with|from|and|or|that|this|these|those|it|its|their|there|i|we|you|"
     r"many|much|long|often|mean|means|meaning|stand|define|list|name|get|got|entitled|between|according)(?![\w-])",
     re.I,
 )

@@ -12,7 +12,7 @@ import itertools
 import re
 from typing import NamedTuple
 
-from agentrag.agent.en_spans import SORT_OF
+from agentrag.agent.en_spans import ASKS_NATIONALITY, SORT_OF, demonym
 from agentrag.agent.selection import Selector
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
@@ -72,6 +72,10 @@ def shared_kind(question: str, sides: list[str], selector: Selector) -> Shared |
     if any(f is None for f in found):
         return None
     described = [f for f in found if f is not None]
+    if ASKS_NATIONALITY.search(question):  # "what country of origin do X and Y have in common": "American"
+        said = {demonym(unit.text) for _, unit in described}
+        only = next(iter(said)) if len(said) == 1 else None
+        return Shared(only, [unit for _, unit in described]) if only else None
     asked = {w.lower() for w in re.findall(r"\w+", question)}
     common = set(described[0][0]).intersection(*(set(words) for words, _ in described[1:]))
     first = described[0][0]

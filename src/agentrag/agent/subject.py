@@ -34,6 +34,7 @@ _OPENING = re.compile(
 )
 _TITLE_NOTE = re.compile(r"\s*\([^)]*\)\s*$")  # "Claudio López (footballer)": the note is not the name
 _PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
+_LIFE = re.compile(r"\(\s*(?:born\b|[^()]*\d{4}\s*[-–])")  # "(born 1976", "(1766 – 1822)"
 LEAD_CHARS = 300  # a passage's opening, where a page says what its subject is
 _DESCRIPTION_END = re.compile(
     r"[;.]|\s(?:in|of|on|at|from|under|with|by|for|to|as|after|before|during|since|between|about|into|located|"
@@ -70,6 +71,8 @@ def is_what_was_asked(part: QuestionPart, passage: str) -> bool:
     lead = passage[:LEAD_CHARS]
     head = asked_head(part.text)
     if head:
+        if head.endswith("s") and not head.endswith("ss") and len(head) > 4:
+            head = head[:-1]  # "which American actors": an actor
         said = _description(lead)
         if said is None:
             return bool(re.search(rf"\b{re.escape(head)}", lead, re.I))
@@ -176,8 +179,10 @@ def page_subject(part: QuestionPart, selector: Selector, unit: Unit) -> str | No
     """When the answering sentence opens a page and says its subject is the kind of thing asked for, the subject
     is the answer, not another name in it: "Agent Carter is an American television series created for ABC by
     Christopher Markus & Stephen McFeely" for "What ABC television series ...?"."""
-    if part.answer_type not in SUBJECT_TYPES or has_cjk(part.text) or not asked_kind(part.text):
+    if part.answer_type not in SUBJECT_TYPES or has_cjk(part.text):
         return None
+    if not asked_kind(part.text) and (part.answer_type != AnswerType.PERSON or not _LIFE.search(unit.text)):
+        return None  # "who ...": a page opening with its subject's life ("Brady John Haran (born 18 June 1976)")
     name = opening_subject(unit, page_title(selector, unit.block))
     if name is None or asked(part, name) or not is_what_was_asked(part, unit.text):
         return None

@@ -229,6 +229,8 @@ def _english_span(part: QuestionPart, unit: Unit) -> str | None:
     kind = part.answer_type
     if kind == AnswerType.NUMBER:
         found = en_spans.counted(part, unit.text)
+    elif kind == AnswerType.ENTITY and en_spans.ASKS_NATIONALITY.search(part.asked_as):
+        found = en_spans.demonym(unit.text)
     elif kind in (AnswerType.ENTITY, AnswerType.PERSON, AnswerType.PLACE):
         found = en_spans.kind_named(part, unit.text)
         if found is None and kind == AnswerType.ENTITY:
