@@ -281,8 +281,12 @@ def _verdict(part: QuestionPart, selector: Selector, best: Scored, ranked: list[
         # Nothing in the evidence is about what the question asks about, unless its constraints are spread over it.
         return "unverified" if _spread(part, selector, ranked) else "not_found"
     on_subject = any(s.target >= MIN_TARGET for s in subject)
-    elsewhere = any(s.target >= MIN_TARGET for s in ranked if not s.met)
-    if not on_subject and (elsewhere or not part.constraints) and not part.nested:
+    # Said of something the question does not name at all (Aurora's SLA for Kestrel's), not of something it names
+    # part of ("Monticello was the primary plantation of Thomas Jefferson" for "Castle Hill is near what primary
+    # residence of Thomas Jefferson": the passage that answers meets one of the two names, as a bridge does).
+    elsewhere = [s for s in ranked if not s.met and s.target >= MIN_TARGET]
+    only_elsewhere = bool(elsewhere) and not any(s.constraints > 0 for s in elsewhere)
+    if not on_subject and (only_elsewhere or not part.constraints) and not part.nested:
         # The attribute is only ever said of other things (Aurora's SLA for "Kestrel 的可用性 SLA"), or, for a
         # question without a subject, said nowhere (no leave policy for "how many days of annual leave").
         return "not_found"

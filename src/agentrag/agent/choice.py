@@ -19,7 +19,15 @@ from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import tokenize_query
 
 _EARLIER = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner|prior|先|早|更老|最早)\b", re.I)
-_LATER = re.compile(r"\b(later|latest|last|younger|youngest|newer|newest|more recent|most recent|晚|最近|最新)\b", re.I)
+_LATER = re.compile(
+    r"\b(later|latest|last|younger|youngest|newer|newest|(?:more|most) recent(?:ly)?|晚|最近|最新)\b", re.I
+)
+# "Which author lived longer": the length of each life, from the life span on the option's page.
+_LIVED = re.compile(r"\blived (?:longer|the longest)\b|\blonger life\b|\bdied (?:older|at an older age)\b", re.I)
+# The kind of thing the options are, after the question word: "Which tennis player | was born first".
+_KIND = re.compile(r"\b(?i:which|what)\s+((?:(?!(?:is|are|was|were|did|does|do|has|have|had)\b)[a-z][\w'-]*\s+){1,3})")
+# "reached a higher ranking": a rank is better the smaller its number (No. 1).
+_RANK = re.compile(r"\brank(?:ing|ed)?\b", re.I)
 _MORE = re.compile(
     r"\b(more|most|larger|largest|bigger|biggest|higher|highest|longer|longest|taller|tallest|greater|greatest|"
     r"heavier|wider|deeper|faster|更多|更大|更高|更长)\b",
@@ -82,29 +90,39 @@ def _measure(
     property asked about ("born", "population", "founded"), a death year from a life span for "died first"."""
     question_numbers = set(_NUMBER.findall(part.text))
     own = normalize_for_match(option)
+    kind = _KIND.search(part.text)  # "Which band ... was formed first": the band is the kind, formed the property
     prop = {
         t
-        for t in set(tokenize_query(part.text)) - set(unit_tokens(" ".join(part.options)))
-        if not any(p.search(t) for p in (_EARLIER, _LATER, _MORE, _LESS))
+        for t in set(tokenize_query(part.text))
+        - set(unit_tokens(" ".join(part.options)))
+        - set(unit_tokens(kind.group(1) if kind else ""))
+        if len(t) > 2 and not any(p.search(t) for p in (_EARLIER, _LATER, _MORE, _LESS))
     }
     died = bool(_DIED.search(part.text))
+    lived = bool(_LIVED.search(part.text))
     best: tuple[tuple[float, float, float], float, Unit] | None = None
     for rank, unit in enumerate(units):
         on_page = 1.0 if own in selector.title(unit.block) else 0.0
-        if pattern is YEAR and (span := _SPAN.search(unit.text)):  # a life span: born, or died when asked
-            key = (on_page, 1.0, float(-rank))
+        if (pattern is YEAR or lived) and (span := _SPAN.search(unit.text)):  # born, died, or how long in all
+            key = (on_page, float(max(len(prop), 1)), float(-rank))
+            born, death = float(span.group(1)), float(span.group(2))
             if best is None or key > best[0]:
-                best = (key, float(span.group(2) if died else span.group(1)), unit)
+                best = (key, death - born if lived else death if died else born, unit)
             continue
-        spots = [m.start() for t in prop if len(t) > 2 for m in re.finditer(re.escape(t), unit.text, re.I)]
+        if lived:
+            continue  # only a life span tells how long a life was
+        spots = {t: [m.start() for m in re.finditer(re.escape(t), unit.text, re.I)] for t in prop}
         for m in pattern.finditer(unit.text):
             if m.group(0) in question_numbers or (pattern is not YEAR and _in_date(m, unit.text)):
                 continue  # a day or a year is no count ("17 September 1899")
-            distance = min((abs(m.start() - s) for s in spots), default=PROPERTY_WINDOW + 1)
-            if pattern is not YEAR and distance > PROPERTY_WINDOW:
+            distances = [min(abs(m.start() - at) for at in ats) for ats in spots.values() if ats]
+            if pattern is not YEAR and min(distances, default=PROPERTY_WINDOW + 1) > PROPERTY_WINDOW:
                 continue  # a count must be of the thing compared ("population was 684,360"), not any number
-            nearest = distance / 1000 if pattern is not YEAR else 0.0  # a count: the nearest; a year: the first
-            key = (on_page, 1.0 if distance <= PROPERTY_WINDOW else 0.0, -rank - nearest)
+            # The value beside most words of the property ("career-high singles ranking of World No. 19", not "No. 1
+            # in doubles"); then a count nearest them, a year first in the passage.
+            near = float(sum(d <= PROPERTY_WINDOW for d in distances))
+            nearest = min(distances, default=0) / 1000 if pattern is not YEAR else 0.0
+            key = (on_page, near, -rank - nearest)
             if best is None or key > best[0]:
                 value = float(m.group(0)) if pattern is YEAR else _number(m, unit.text)
                 best = (key, value, unit)
@@ -118,11 +136,13 @@ def choose(part: QuestionPart, selector: Selector) -> Chosen | None:
     about = {o: _about(o, selector) for o in options}
     if not any(about.values()):
         return None
+    ranked = bool(_RANK.search(part.text))
     for comparative, pattern, pick_max in (
+        (_LIVED, YEAR, True),
         (_EARLIER, YEAR, False),
         (_LATER, YEAR, True),
-        (_MORE, _NUMBER, True),
-        (_LESS, _NUMBER, False),
+        (_MORE, _NUMBER, not ranked),
+        (_LESS, _NUMBER, ranked),
     ):
         if not comparative.search(part.text):
             continue

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.options import options as named_options
 from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.vocab import AnswerType
 
@@ -169,22 +170,6 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     (re.compile(r"是什么意思|什么意思|指什么|含义|^[^的]{1,12}是什么[？?]?$|什么是"), AnswerType.DEFINITION),
 ]
 _ZH_YES_NO = re.compile(r"是否|是不是|能不能|可不可以|有没有|吗[？?]?$")
-_CHOICE_EN = re.compile(r"\b(which|who|what|whose)\b[^?]{0,120}?,?\s(?P<a>[^?]{1,80}?)\bor\b\s+(?P<b>[^?]+)", re.I)
-# "Is the Marsilea or the Brabejum the genus of ...": two names around "or" after the verb.
-_NAME_AFTER = r"(?:(?i:the)\s+)?[\"“]?[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|la|von|van|for)\s+)*[A-Z][\w'’.-]*)*[\"”]?"
-_CHOICE_YES_NO = re.compile(
-    rf"^\s*(?i:is|are|was|were|does|do|did|has|have)\s+(?P<a>{_NAME_AFTER})\s+or\s+(?P<b>{_NAME_AFTER})"
-)
-# "is dreamworks owned by time warner or universal pictures?": lowercase options closing a yes/no question after a
-# preposition; the first option takes as many words as the second.
-_CHOICE_TAIL = re.compile(
-    r"^\s*(?i:is|are|was|were|does|do|did|has|have)\b.*\b(?:by|in|from|of|to|at|on|with|for|than|as)\s+"
-    r"(?P<a>[\w'’.&-]+(?:\s+[\w'’.&-]+){0,4}?)\s+or\s+(?P<b>[\w'’.&-]+(?:\s+[\w'’.&-]+){0,3})\s*\??\s*$",
-    re.I,
-)
-# "known by multiple names or nicknames", "or not": a yes/no question, not two named options.
-_NOT_OPTIONS = frozenset("not no neither any multiple many several some other more different both".split())
-_BETWEEN = re.compile(rf"(?i:\bbetween)\s+(?:two\s+\w+\s+)?(?P<a>{_NAME_AFTER})\s+and\s+(?P<b>{_NAME_AFTER})")
 
 
 def _answer_type(text: str, zh: bool, options: list[str]) -> AnswerType:
@@ -319,35 +304,6 @@ def _target(text: str, zh: bool, constraints: list[Constraint]) -> str:
 # ------------------------------------------------------------------------------------------ parts
 
 
-def _options(text: str, zh: bool) -> list[str]:
-    if zh:
-        m = re.search(r"(.{1,20}?)还是(.{1,20}?)[？?]?$", text)
-        return [m.group(1).strip("，, "), m.group(2).strip("，, ")] if m else []
-    m = _CHOICE_EN.search(text) or _CHOICE_YES_NO.search(text)
-    if m:
-        first = _bare(m.group("a").rsplit(",", 1)[-1])
-        second = _bare(m.group("b").split(",")[0])
-        return [first, second] if first and second and len(first.split()) <= 8 else []
-    tail = _CHOICE_TAIL.search(text)
-    if tail and not _NOT_OPTIONS & set(f"{tail.group('a')} {tail.group('b')}".lower().split()):
-        words_b = tail.group("b").split()
-        return [" ".join(tail.group("a").split()[-len(words_b) :]), " ".join(words_b)]
-    between = _BETWEEN.search(text)
-    return [_bare(between.group("a")), _bare(between.group("b"))] if between else []
-
-
-def _bare(option: str) -> str:
-    """An option as named: without quotes, a leading article, or the words before it ("is older Carrie Akre")."""
-    option = option.strip(' ,?."“”')
-    names = re.findall(_NAME_AFTER, option)
-    if names and not option[:1].isupper() and not option.startswith(("the ", "The ", '"', "“")):
-        option = names[-1]
-    quoted = re.match(r"^[\"“]([^\"”]+)[\"”]", option)
-    if quoted:
-        return quoted.group(1)
-    return re.sub(r"^(the|a|an)\s+", "", option, flags=re.I).strip()
-
-
 def split_parts(question: str) -> list[str]:
     """Separate questions asked in one message: text after a question mark that is itself a question."""
     pieces = [p.strip() for p in re.split(r"(?<=[？?])\s*", question) if p.strip()]
@@ -363,7 +319,7 @@ _RELATIONS = (
 POSSESSED_RELATIONS = f"{_RELATIONS}|birth|team|club|label|album|novel|film|alma mater|hometown|employer"
 # "the service that caused INC-2291", "the team of the person who ...": the subject is reached through a hop.
 _NESTED_EN = re.compile(
-    r"\b(the|a|an|this|that)\s+(?:[\w'-]+\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
+    r"\b(the|a|an|this|that)\s+(?:[\w'-]+,?\s+){0,4}?(that|who|whom|whose|which|where|when)\b"
     r"|\b(of|by|for|in|from) the .{3,60}? (of|by|for|that|who|which)\b"
     r"|\b(affected|caused|owned|run|led|founded|written|directed|produced|published) by\b"
     # "the author of Brand", "the country Signmark is from": the subject is named through another one.
@@ -381,7 +337,7 @@ def analyze(question: str) -> QuestionAnalysis:
     zh = has_cjk(question)
     parts: list[QuestionPart] = []
     for text in split_parts(question):
-        options = _options(text, zh)
+        options = named_options(text, zh)
         constraints = _constraints(text, zh)
         parts.append(
             QuestionPart(

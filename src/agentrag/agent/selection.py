@@ -10,6 +10,7 @@ win over rows that merely share words.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -124,8 +125,8 @@ class Selector:
         """1 when the unit states the constraint, 0.8 when its passage is about it (title, headings), else 0."""
         if constraint.kind in ("name", "quoted"):
             wanted = set(unit_tokens(constraint.text))
-            if not wanted:
-                return 0.0
+            if not wanted:  # "IT", "US": a name whose only word is a stopword, stated as written or not at all
+                return self._as_written(constraint.text, unit)
             if wanted <= unit.tokens:
                 return 1.0
             if wanted <= self._headings[unit.block]:
@@ -144,6 +145,13 @@ class Selector:
         if key and key in normalize_for_match(unit.text):
             return 1.0
         return 0.8 if key and key in self._about[unit.block] else 0.0
+
+    def _as_written(self, name: str, unit: Unit) -> float:
+        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        if pattern.search(unit.text):
+            return 1.0
+        chunk = self.context.blocks[unit.block - 1].evidence.chunk
+        return 0.8 if pattern.search(" ".join([chunk.title, *chunk.heading_path])) else 0.0
 
     def _bridged(self, constraint: Constraint, unit: Unit) -> bool:
         """The unit names a bridge entity that some other passage names together with the constraint."""

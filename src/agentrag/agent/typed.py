@@ -82,7 +82,8 @@ _HONORIFIC = re.compile(r"\b(?:Hon|Mr|Mrs|Ms|Dr|Prof|Rev|Sen|Rep|Gov|Gen|Capt|Lt
 
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
-    found = [v for v in values(unit.text, kind) if not asked(part, v.text)]
+    found = [_without_asked_head(part, v) for v in values(unit.text, kind)]
+    found = [v for v in found if not asked(part, v.text)]
     if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
         found = [v for v in found if not POSSESSIVE.search(v.text)] or found
     if kind == AnswerType.PERSON:  # "Desmond Tutu" over "Africa's" and "American" in the same sentence
@@ -114,6 +115,21 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         if kind == AnswerType.ENTITY:
             found = found or [Value(v, 0, 0) for v in cells if v]
     return found
+
+
+_OF_NAME = re.compile(r"^(?P<head>.+?)\s+of\s+(?P<name>[A-Z].*)$")
+
+
+def _without_asked_head(part: QuestionPart, value: Value) -> Value:
+    """ "the former CEO of Viglen" for "the former CEO of which company": the name after the question's own words
+    ("CEO of"), not the run of capitalised words that starts with them."""
+    m = _OF_NAME.match(value.text)
+    if m is None or has_cjk(part.text):
+        return value
+    head = set(tokenize_query(m.group("head")))
+    if not head <= set(tokenize_query(part.text)) or head & set(tokenize_query(asked_head(part.text) or "")):
+        return value  # "City of Onkaparinga" for "what major city": the kind asked for is part of the name
+    return Value(m.group("name"), value.start + m.start("name"), value.end)
 
 
 def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:

@@ -1,0 +1,50 @@
+"""When the evidence answers and when it does not: "not found" only when what is asked is said of something the
+question does not name at all, never because a name of the question is a stopword or a passage meets only part
+of the question's names (as the passage across a bridge does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrag.embed.base import Embedder
+from agentrag.settings import Settings
+from agentrag.vocab import StopReason
+from tests.agent.test_bridges import _ask
+
+COMPANY = {
+    "tkachuk.md": "# Bordan Tkachuk\n\nBordan Tkachuk is a British business executive, the former CEO of Viglen, also "
+    'known from his appearances on "The Apprentice".\n',
+    "viglen.md": "# Viglen\n\nViglen Ltd provides IT products and services, including storage systems, servers and "
+    "workstations.\n",
+}
+
+
+def test_a_name_that_is_a_stopword_is_still_stated(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "IT" lower-cased is the pronoun "it", which no index keeps: the passage saying "IT products" states it, and
+    the answer is the company, not the run of capitalised words "CEO of Viglen"."""
+    question = "Bordan Tkachuk was the former CEO of which company, which provides IT products?"
+    (answer,) = _ask(settings, embedder, tmp_path, COMPANY, question)
+    assert answer.stop_reason == StopReason.ANSWERED
+    assert answer.short_answer is not None
+    assert answer.short_answer.startswith("Viglen")
+
+
+GAMES = {
+    "fade.md": "# Fade to Black (video game)\n\nFade to Black is an action-adventure game developed by Delphine "
+    "Software International and published by Electronic Arts. It is the sequel to the 1992 video game "
+    '"Flashback".\n',
+    "flashback.md": "# Flashback (video game)\n\nFlashback is a 1992 science fiction cinematic platform game "
+    "developed by Delphine Software of France.\n",
+    "raven.md": "# Raven Software\n\nRaven Software is an American video game developer based in Wisconsin.\n",
+}
+
+
+def test_a_passage_meeting_part_of_the_names_asked_answers(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The passage naming the developer meets "Fade to Black" but not "1992" or "Flashback" (another sentence of
+    its page does): what is asked is said of something the question names, so it answers, not "not found"."""
+    question = "What software company developed Fade to black and it's 1992 Sequel, Flashback?"
+    (answer,) = _ask(settings, embedder, tmp_path, GAMES, question)
+    assert answer.stop_reason == StopReason.ANSWERED
+    assert answer.short_answer == "Delphine Software International"
