@@ -127,3 +127,41 @@ def test_the_year_compared_is_the_one_beside_the_property_asked(
     question = "Which band The Innocence Mission or Starflyer 59 was formed first ?"
     (answer,) = _ask(settings, embedder, tmp_path, BANDS, question)
     assert answer.short_answer == "Innocence Mission"
+
+
+SAME = {
+    "tiger.md": "# Tiger Please\n\nTiger Please is an Indie / Alternative five-piece band from Cardiff, Wales. The "
+    "band formed in August 2008.\n",
+    "brmc.md": "# Black Rebel Motorcycle Club\n\nBlack Rebel Motorcycle Club is an American rock band from San "
+    "Francisco, California.\n",
+    "digital.md": "# Digital Summer\n\nDigital Summer is an American hard rock band from Phoenix, Arizona, formed in "
+    "2006.\n",
+    "underoath.md": "# Underoath\n\nUnderoath is an American Christian post-hardcore band from Tampa, Florida.\n",
+    "catasetum.md": "# Catasetum\n\nCatasetum is a genus of showy epiphytic orchids, family Orchidaceae, subfamily "
+    "Epidendroideae.\n",
+    "origanum.md": "# Origanum\n\nOriganum is a genus of herbaceous perennials and subshrubs in the family Lamiaceae, "
+    "native to Europe and North Africa.\n",
+}
+
+
+def test_the_same_attribute_is_read_off_each_sides_page(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "the same country": Welsh (a band from Cardiff, Wales) against American; "the same US state": Arizona
+    against Florida; "the same family": Orchidaceae against Lamiaceae. Each answer names both values."""
+    country, state, family = _ask(
+        settings,
+        embedder,
+        tmp_path,
+        SAME,
+        "Are the bands Tiger Please and Black Rebel Motorcycle Club from the same country?",
+        "Are both bands, Digital Summer and Underoath, from the same US state ?",
+        "Are Catasetum and Origanum in the same family?",
+    )
+    assert country.short_answer == "no"
+    assert country.answer.startswith("No — Tiger Please: Welsh[")
+    assert "Black Rebel Motorcycle Club: American[" in country.answer
+    assert state.short_answer == "no"
+    assert "Arizona" in state.answer
+    assert "Florida" in state.answer
+    assert family.short_answer == "no"
+    assert "Orchidaceae" in family.answer
+    assert "Lamiaceae" in family.answer

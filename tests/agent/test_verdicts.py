@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from agentrag.agent.question import analyze
+from agentrag.agent.typed import short_answer
+from agentrag.agent.units import Unit, unit_tokens
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from agentrag.vocab import StopReason
@@ -48,3 +53,29 @@ def test_a_passage_meeting_part_of_the_names_asked_answers(
     (answer,) = _ask(settings, embedder, tmp_path, GAMES, question)
     assert answer.stop_reason == StopReason.ANSWERED
     assert answer.short_answer == "Delphine Software International"
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "wrong"),
+    [
+        (
+            "In what town is Suffolk county hamlet that was served by the Suffolk Traction Company?",
+            "Borodino is a hamlet located at the intersection of New York State Route 41 in the Town of Spafford.",
+            "Borodino is a",
+        ),
+        (
+            "For how many years did a player, who woke up on March 28, 1996 without vision in his right eye, play "
+            "for the Minnesota Twins?",
+            "Kirby Puckett, the team's franchise player, had been tattooing the Grapefruit League for a .360 "
+            "average, but that morning woke up without vision in his right eye.",
+            "the team's franchise",
+        ),
+    ],
+)
+def test_a_short_answer_is_a_phrase_of_the_asked_kind(question: str, sentence: str, wrong: str) -> None:
+    """Not the words around a phrase ("Borodino is a"), and a count holds a number ("the team's franchise" is
+    the words in the question's gap, which count nothing)."""
+    part = analyze(question).parts[0]
+    short = short_answer(part, Unit(1, sentence, "sentence", 0, tokens=unit_tokens(sentence)))
+    assert short != wrong
+    assert short is None or not short.endswith((" is a", " of", " the")), short

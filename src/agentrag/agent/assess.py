@@ -23,6 +23,7 @@ from agentrag.agent.en_spans import kind_named
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
+from agentrag.agent.same import Same, same_attribute
 from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
@@ -91,6 +92,7 @@ class Assessment:
     confidence: Confidence
     units: list[Unit]
     shared: Shared | None = None  # what the sides have in common, for "what sport do both X and Y play"
+    same: Same | None = None  # whether the sides share an attribute, for "are X and Y from the same country"
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -98,12 +100,14 @@ class Assessment:
 
     @property
     def answered(self) -> bool:
-        return any(p.answered for p in self.parts)
+        return any(p.answered for p in self.parts) or self.same is not None
 
     @property
     def short_answer(self) -> str | None:
         if self.shared is not None:
             return self.shared.value
+        if self.same is not None:
+            return self.same.answer
         shorts = [lead[0] for p in self.parts if (lead := p.lead) is not None]
         if not shorts:
             return None
@@ -365,4 +369,6 @@ def assess(
             p.denial, p.verdict, p.short = denial, "not_found", None  # nothing answers what did not happen
     sides = [p.part.side for p in parts if p.part.side and p.part.answer_type in SUBJECT_TYPES]
     shared = shared_kind(analysis.question, sides, selector) if len(sides) == len(parts) else None
-    return Assessment(analysis, parts, _confidence(parts, context), units, shared)
+    named = [p.part.side for p in parts if p.part.side]
+    same = same_attribute(analysis.question, named, selector) if len(named) in (0, len(parts)) else None
+    return Assessment(analysis, parts, _confidence(parts, context), units, shared, same)

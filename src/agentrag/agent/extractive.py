@@ -118,6 +118,8 @@ class ExtractiveSynthesizer:
         for part in assessment.parts:
             lines.extend(self._conflict_lines(part, context, shown, zh))
         answering = [u for p in assessment.parts if p.answered for u in self._answering_units(p)]
+        if assessment.same is not None:  # the sentences each side's value was read from
+            answering = [unit for _, _, unit in assessment.same.values] + answering
         answering = [u for u in dict.fromkeys(answering) if u not in shown]
         shown.extend(answering)
         # A table row about another key (E1001's row for a question about E1042) is about something else.
@@ -155,6 +157,10 @@ class ExtractiveSynthesizer:
     @staticmethod
     def _short_line(assessment: Assessment, zh: bool) -> str:
         sides = [p for p in assessment.parts if p.part.side and p.part.answer_type == AnswerType.YES_NO]
+        if assessment.same is not None:  # "No — Tiger Please: Welsh; Black Rebel Motorcycle Club: American."
+            each = [attach_markers(f"{side}: {value}", [unit.block]) for side, value, unit in assessment.same.values]
+            verdict = assessment.same.answer.capitalize()
+            return f"{verdict} — {'；'.join(each)}。" if zh else f"{verdict} — {'; '.join(each)}."
         if assessment.shared is not None:
             pieces = [attach_markers(assessment.shared.value, [u.block for u in assessment.shared.units])]
         elif sides and len(sides) == len(assessment.parts) and all(p.lead for p in sides):

@@ -100,6 +100,19 @@ def _listed_pair(text: str) -> list[str]:
     return [first, second] if after_comma or opens or _COMPARATIVE.search(text) else []
 
 
+_ASKING_START = re.compile(r"^(?:(?:are|is|was|were|do|does|did|has|have|had|which|who|what)\s+)+", re.I)
+_JOINED = re.compile(rf"(?P<a>{_NAME_AFTER})\s+and\s+(?P<b>{_NAME_AFTER})")
+
+
+def joined_pair(text: str) -> list[str]:
+    """The first two names a question joins with "and": "Are both bands, Digital Summer and Underoath, from ..."."""
+    m = _JOINED.search(text)
+    if m is None:
+        return []
+    first = _ASKING_START.sub("", m.group("a"))
+    return [_bare(first), _bare(m.group("b"))]
+
+
 def _bare(option: str) -> str:
     """An option as named: without quotes, a leading article, or the words before it ("is older Carrie Akre")."""
     option = option.strip(' ,?."“”')

@@ -196,6 +196,11 @@ def _row_value(part: QuestionPart, unit: Unit) -> str | None:
 
 def short_answer(part: QuestionPart, unit: Unit) -> str | None:
     """The answer in a few words, from the unit; None when the type has no short form or nothing fits."""
+    found = _short(part, unit)
+    return found if found is None or has_cjk(part.text) else _phrase(found)
+
+
+def _short(part: QuestionPart, unit: Unit) -> str | None:
     kind = part.answer_type
     if kind == AnswerType.DEFINITION:
         found = definition(part, unit) or (slot_span(part.text, unit.text) if has_cjk(part.text) else None)
@@ -222,7 +227,9 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
         if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
             # A person or a place is a name: words in the gap that name no one are not the answer; and a name
             # elsewhere in the sentence beats words in the gap that hold none ("held on July 21 at the StubHub Center").
-            return slot
+            if has_cjk(part.text):
+                return slot
+            return slot if kind == AnswerType.ENTITY else None  # English: a count or a date holds a value
     if not candidates:
         return None
     if not has_cjk(part.text) and kind in (AnswerType.ENTITY, AnswerType.PERSON, AnswerType.PLACE):
@@ -233,6 +240,21 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
         if not within:
             return en_spans.pick(part, unit.text, candidates).text
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
+
+
+# Words that neither open nor close an English phrase: "is the fourteenth episode of", "Borodino is a".
+_NOT_OPENING = frozenset("is was are were has had have and or of to in by for with as that which".split())
+_NOT_CLOSING = _NOT_OPENING | frozenset("a an the".split())
+
+
+def _phrase(span: str) -> str | None:
+    """The span without the function words it starts or ends with; None when nothing else is left."""
+    words = span.split()  # lower case only: "In the Loop" and "Where the Wild Things Are" are titles
+    while words and words[0] in _NOT_OPENING:
+        words.pop(0)
+    while words and words[-1] in _NOT_CLOSING:
+        words.pop()
+    return " ".join(words) or None
 
 
 # Places that hold other places: a sentence naming none may name a place inside the one asked for.
