@@ -11,7 +11,7 @@ from agentrag.agent.context import Context
 from agentrag.agent.planner import bridge_entities, bridge_queries, comparison_entities, rule_plan
 from agentrag.agent.question import analyze
 from agentrag.agent.rewriter import rule_standalone, strip_filler
-from agentrag.agent.router import rule_route
+from agentrag.agent.router import route, rule_route
 from agentrag.agent.synthesizer import ELLIPSIS, ExtractiveSynthesizer, build_context, compress
 from agentrag.errors import ConfigError
 from agentrag.types import Chunk, Evidence, Hit, SubQuery
@@ -45,10 +45,23 @@ from agentrag.types import Chunk, Evidence, Hit, SubQuery
         ("Who is the spouse of Night Ferry's main director?", "complex"),
         ("What is the Aurora API's rate limit?", "simple"),
         ("When was the Aurora API released?", "simple"),
+        # What two things have in common, or share, is read off each one's page: a comparison.
+        ("What professions did S. Sylvan Simon and Danny Cannon have in common?", "complex"),
+        ("What profession did Willi Forst and Elmer Clifton share?", "complex"),
     ],
 )
 def test_router_rules(question: str, kind: str) -> None:
     assert rule_route(question).kind == kind
+
+
+def test_without_a_model_an_unsure_question_takes_the_loop() -> None:
+    """A long question with no cue is unsure: with no model to decide, the loop (which then costs only searches)
+    rather than one search."""
+    question = "Harold Brent Wallis as producer and Humphrey Bogart as actor collaborated to make what 1942 film?"
+    assert not rule_route(question).sure
+    decided = route(question, None)
+    assert decided.kind == "complex"
+    assert decided.cue == "bridge"
 
 
 @pytest.mark.parametrize(

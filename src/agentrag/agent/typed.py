@@ -214,7 +214,7 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
         return year.group(0) if year else cell
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         return _clause(part, unit)  # the words filling the gap, not a name that happens to stand in them
-    if not has_cjk(part.text) and (spelled := _english_span(part, unit)) is not None:
+    if not has_cjk(part.text) and (spelled := _cloze(part, unit) or _english_span(part, unit)) is not None:
         return spelled
     candidates = _candidates(part, unit)
     slot = slot_span(part.text, unit.text)
@@ -259,6 +259,28 @@ def _phrase(span: str) -> str | None:
 
 # Places that hold other places: a sentence naming none may name a place inside the one asked for.
 _CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
+
+
+# A question that ends with its question word: "... a series of mysterious killings and what?".
+_ENDS_ASKING = re.compile(r"(?P<lead>(?:[\w'’!-]+\s+){1,2})(?:what|whom|who)\s*\??\s*$", re.I)
+CLOZE_WORDS = 6  # the most words a phrase completing a question is given
+
+
+def _cloze(part: QuestionPart, unit: Unit) -> str | None:
+    """What completes a question that ends with its question word, where the sentence has the question's last two
+    words together: "killings and illnesses" completes "... mysterious killings and what?"."""
+    m = _ENDS_ASKING.search(part.asked_as)
+    if m is None or len(m.group("lead").split()) < 2:
+        return None
+    lead = r"\s+".join(re.escape(w) for w in m.group("lead").split())
+    found = re.search(rf"(?<![\w-]){lead}\s+(?P<rest>[^,;:.()\[\]]+)", unit.text, re.I)
+    if found is None:
+        return None
+    rest = re.split(r"\s(?:and|or|but|which|who|that|when|while|where|after|before|because)\s", found.group("rest"))[0]
+    phrase = _phrase(" ".join(rest.split()[:CLOZE_WORDS]).strip("\"“”'"))
+    if phrase is None or (part.answer_type == AnswerType.PERSON and not phrase[:1].isupper()):
+        return None
+    return phrase if not asked(part, phrase) else None
 
 
 def _english_span(part: QuestionPart, unit: Unit) -> str | None:
