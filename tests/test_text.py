@@ -61,6 +61,22 @@ def test_sentence_split_keeps_titles_with_the_name_they_introduce() -> None:
     ]
 
 
+def test_answer_units_do_not_end_a_sentence_inside_brackets() -> None:
+    """A source that dropped a pronunciation leaves "( ; born ...)": the ";" inside the brackets ends nothing for
+    an answer unit, so the name and what it is stay one sentence; a bracket that never closes nearby is no bracket,
+    and chunking keeps the plain rule."""
+    text = "Colin Rand Kaepernick ( ; born November 3, 1987) is an American football quarterback. He is a free agent."
+    assert split_sentences(text, brackets=True) == [
+        "Colin Rand Kaepernick ( ; born November 3, 1987) is an American football quarterback.",
+        "He is a free agent.",
+    ]
+    assert split_sentences("Samuel Eto'o Fils (] ; born 10 March 1981) is a striker.", brackets=True) == [
+        "Samuel Eto'o Fils (] ; born 10 March 1981) is a striker."
+    ]
+    assert len(split_sentences("See the list (below. It never closes. Really.", brackets=True)) == 3
+    assert split_sentences(text)[0] == "Colin Rand Kaepernick ( ;"
+
+
 def test_hard_wrap_prefers_clause_marks() -> None:
     text = "甲" * 30 + "，" + "乙" * 30 + "，" + "丙" * 30
     pieces = hard_wrap(text, 40)

@@ -140,3 +140,21 @@ def test_rows_about_other_keys_are_not_given_as_support(kb: KnowledgeBase) -> No
     assert "SEV-2" in answer.answer
     assert "SEV-1" not in answer.answer, answer.answer
     assert "SEV-3" not in answer.answer, answer.answer
+
+
+def test_a_sentence_two_copies_of_a_passage_share_is_shown_once(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Two documents holding the same passage give the same sentence twice: the answer shows it once and uses the
+    room for another sentence."""
+    sentence = "Swan was twice wounded at the Battle of Bunker Hill, and later became secretary of the Board of War."
+    write(tmp_path / "docs" / "swan.md", f"# James Swan\n\n{sentence} He lived in Boston.\n")
+    write(tmp_path / "docs" / "swan-copy.md", f"# James Swan (financier)\n\n{sentence} He died in Paris.\n")
+    write(
+        tmp_path / "docs" / "bunker.md",
+        "# Battle of Bunker Hill\n\nThe battle is named after Bunker Hill in Charlestown, Massachusetts.\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([tmp_path / "docs"])
+        answer = kb.ask("At which battle was James Swan twice wounded?", mode="agent")
+    assert answer.answer.count("twice wounded") == 1, answer.answer

@@ -22,6 +22,7 @@ from agentrag.agent.context import Context
 from agentrag.agent.question import Constraint, analyze
 from agentrag.agent.selection import W_SUBJECT, Selector, relevance
 from agentrag.agent.units import Unit
+from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SubQuery
 from agentrag.vocab import AnswerType, Confidence
@@ -69,6 +70,18 @@ def _ended(text: str, zh: bool) -> str:
 
 def _states_any(selector: Selector, constraints: list[Constraint], unit: Unit) -> bool:
     return any(selector.states(c, unit) >= 1.0 for c in constraints)
+
+
+def _distinct(units: list[Unit]) -> list[Unit]:
+    """The units in order, each sentence once: two copies of a passage give the same sentence twice."""
+    seen: set[str] = set()
+    out: list[Unit] = []
+    for unit in units:
+        key = normalize_for_match(unit.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(unit)
+    return out
 
 
 def _similar(a: Unit, b: Unit) -> float:
@@ -136,7 +149,7 @@ class ExtractiveSynthesizer:
         runner = runner[: min(1, max(budget, 0))]
         shown.extend(runner)
         more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)
-        support = answering + more
+        support = _distinct(answering + more)
         lines.append(self._join(support, zh))
         gaps = [*(p.part.text for p in assessment.parts if not p.answered and len(assessment.parts) > 1), *missing]
         if gaps:
@@ -229,8 +242,9 @@ class ExtractiveSynthesizer:
         off: frozenset[Unit] = frozenset(),
     ) -> Unit | None:
         best, best_score = None, -1.0
+        said = {normalize_for_match(x.text) for x in taken}  # the same sentence from another copy of a passage
         for unit in selector.units:
-            if unit in taken or unit in off:
+            if unit in taken or unit in off or normalize_for_match(unit.text) in said:
                 continue
             redundancy = max((_similar(unit, x) for x in taken), default=0.0)
             fit = 0.75 * relevance(unit.tokens, wanted, selector.idf) + 0.25 * selector.prior(unit)

@@ -96,7 +96,7 @@ def _text_units(block: int, lines: list[str], start: int) -> list[Unit]:
     out: list[Unit] = []
     for line in lines:
         kind: UnitKind = "item" if _BULLET.match(line) else "sentence"
-        for sentence in split_sentences(_BULLET.sub("", line)) or [line]:
+        for sentence in split_sentences(_BULLET.sub("", line), brackets=True) or [line]:
             sentence = " ".join(sentence.split())
             if sentence == ELLIPSIS or len(sentence) < MIN_UNIT_CHARS:
                 continue

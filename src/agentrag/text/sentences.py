@@ -42,8 +42,32 @@ def _is_abbreviation(text: str, end: int) -> bool:
     return len(word) == 1 or word in _ABBREVIATIONS
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split into sentences, keeping each sentence's end punctuation and dropping blank pieces.
+_BRACKETS = (("(（", ")）"), ("[【", "]】"))
+BRACKET_REACH = 200  # characters: a bracket that closes no nearer than this is no bracket around a sentence end
+
+
+def _inside_brackets(text: str, at: int) -> bool:
+    """The position is inside round or square brackets that close soon after it: "Colin Rand Kaepernick (; born
+    November 3, 1987) is ..." has no sentence end at its ";" (a pronunciation was dropped from the source)."""
+    for opens, closes in _BRACKETS:  # each kind on its own: "(] ; born 1981)" is inside the round one
+        depth = 0
+        for ch in reversed(text[max(0, at - BRACKET_REACH) : at]):
+            depth += (ch in opens) - (ch in closes)
+            if depth > 0:
+                break
+        if depth <= 0:
+            continue
+        after = text[at : at + BRACKET_REACH]
+        closing = next((i for i, ch in enumerate(after) if ch in closes), None)
+        opening = next((i for i, ch in enumerate(after) if ch in opens), None)
+        if closing is not None and (opening is None or closing < opening):
+            return True
+    return False
+
+
+def split_sentences(text: str, brackets: bool = False) -> list[str]:
+    """Split into sentences, keeping each sentence's end punctuation and dropping blank pieces. With `brackets`,
+    an end inside a bracket that closes soon after it ends nothing (answer units; chunking keeps the plain rule).
 
     The pieces joined back together give the original text minus the whitespace between sentences.
     """
@@ -54,6 +78,8 @@ def split_sentences(text: str) -> list[str]:
         if text[m.start()] == "." and _is_abbreviation(text, m.start() + 1):
             continue
         ends.add(m.end())
+    if brackets and ("(" in text or "[" in text or "（" in text):
+        ends = {end for end in ends if not _inside_brackets(text, end)}
     ends.add(len(text))
     out: list[str] = []
     start = 0
