@@ -79,3 +79,30 @@ def test_a_short_answer_is_a_phrase_of_the_asked_kind(question: str, sentence: s
     short = short_answer(part, Unit(1, sentence, "sentence", 0, tokens=unit_tokens(sentence)))
     assert short != wrong
     assert short is None or not short.endswith((" is a", " of", " the")), short
+
+
+ROUTES = {
+    "sr582.md": "# Nevada State Route 582\n\nState Route 582 (SR 582) is a major 16.688 mi highway in the Las Vegas "
+    "Valley. It connects Downtown Las Vegas with Henderson.\n",
+    "sr147.md": "# Nevada State Route 147\n\nState Route 147 (SR 147) is a major 12.5 mi highway in the Las Vegas "
+    "Valley in southern Nevada.\n",
+    "sr607.md": "# Nevada State Route 607\n\nState Route 607 was a 9.3 mi state highway serving the Las Vegas Valley "
+    "including North Las Vegas.\n",
+}
+
+
+def test_statements_about_two_things_do_not_conflict(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """Three pages about three highways say much the same words with different lengths: each names its own
+    subject (582, 147, 607), so they describe three things and no "sources disagree" is reported."""
+    question = "What is the length of the Las Vegas Valley highway State Route 582?"
+    (answer,) = _ask(settings, embedder, tmp_path, ROUTES, question)
+    assert answer.short_answer == "16.688"
+    assert answer.conflicts == []
+    assert "disagree" not in answer.answer
+
+
+def test_a_year_is_no_count() -> None:
+    """ "How many records": the year in the sentence ("not until 1980") counts nothing."""
+    part = analyze("How many records did Shakin' Stevens sell?").parts[0]
+    sentence = "His recording career began in the late 1960s, although it was not until 1980 that his success began."
+    assert short_answer(part, Unit(1, sentence, "sentence", 0, tokens=unit_tokens(sentence))) is None

@@ -17,7 +17,8 @@ from agentrag.agent.context import Context
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Scored
 from agentrag.agent.typed import short_answer
-from agentrag.agent.units import Unit
+from agentrag.agent.units import Unit, unit_tokens
+from agentrag.agent.values import names
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.types import Chunk, Conflict, ConflictValue
 from agentrag.vocab import AnswerType
@@ -42,6 +43,24 @@ def same_statement(a: Unit, b: Unit) -> bool:
         return normalize_for_match(a.first_cell) == normalize_for_match(b.first_cell) and bool(a.first_cell)
     wa, wb = _words(a), _words(b)
     return len(wa & wb) / max(1, len(wa | wb)) >= SAME_STATEMENT
+
+
+_PRONOUN_SUBJECT = re.compile(r"^(?:he|she|it|they|his|her|its|their)\b", re.I)
+
+
+def _own_subjects(a: Unit, chunk_a: Chunk, b: Unit, chunk_b: Chunk) -> bool:
+    """Statements about two things, which may hold different values without disagreeing: the pages differ, and each
+    sentence names (a name or a number) what only its own page's title names, or calls its page's subject "he"...
+    ("State Route 582 is a 16.688 mi highway" on Nevada State Route 582 against "SR 147 is a state highway")."""
+    title_a, title_b = unit_tokens(chunk_a.title), unit_tokens(chunk_b.title)
+    if title_a == title_b:
+        return False
+
+    def own(unit: Unit, title: frozenset[str], other: frozenset[str]) -> bool:
+        named = unit_tokens(" ".join(v.text for v in names(unit.text))) | {t for t in unit.tokens if t.isdigit()}
+        return bool((title - other) & named) or bool(_PRONOUN_SUBJECT.match(unit.text))
+
+    return own(a, title_a, title_b) and own(b, title_b, title_a)
 
 
 def in_force_from(chunk: Chunk) -> dt.date | None:
@@ -90,6 +109,8 @@ def find_conflict(part: QuestionPart, ranked: list[Scored], context: Context) ->
         doc = chunk_of[unit.block].doc_id
         if doc in sides or not (same_statement(best, unit) or unit in rivals):
             continue
+        if _own_subjects(best, chunk_of[best.block], unit, chunk_of[unit.block]):
+            continue  # "State Route 582 is a 16.688 mi highway" and "State Route 147 is a highway": two things
         value = short_answer(part, unit)
         if value is not None and _key(value) != _key(best_value):
             sides[doc] = (value, unit)

@@ -235,7 +235,10 @@ _DATE = re.compile(
     r"\d{4}-\d{1,2}-\d{1,2}|\d{4}\s?年(?:\s?\d{1,2}\s?月(?:\s?\d{1,2}\s?日)?)?|(?<!\d)(?:1[5-9]|20)\d\d(?!\d)"
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
-_EN_NAME = re.compile(r"(?<![\w'])([A-Z][\w'’&.-]*(?:\s+(?:of|the|de|la|von|van|for|&)?\s*[A-Z][\w'’&.-]*)*)")
+# A name may end with a small number: "State Route 582", "Starflyer 59", "Apollo 11" (not a year).
+_EN_NAME = re.compile(
+    r"(?<![\w'])([A-Z][\w'’&.-]*(?:\s+(?:of|the|de|la|von|van|for|&)?\s*[A-Z][\w'’&.-]*)*(?:\s\d{1,3}(?![\d,.]))?)"
+)
 _LATIN_IN_ZH = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*(?:\s+[A-Z][A-Za-z0-9_.+-]*)*")
 _SENTENCE_START_WORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could has have had will would "

@@ -45,6 +45,7 @@ _CHANGE = re.compile(
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
+_HOW_MANY = re.compile(r"\bhow many\b", re.I)
 
 
 # ------------------------------------------------------------------------------------------ typed answers
@@ -102,6 +103,9 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
         ]
+    if kind == AnswerType.NUMBER and _HOW_MANY.search(part.text):
+        # "how many records ... sell": a year is no count ("it was not until 1980 that his success began")
+        found = [v for v in found if not YEAR.fullmatch(v.text)]
     if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
         # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
         found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]
