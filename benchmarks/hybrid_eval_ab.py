@@ -2,7 +2,8 @@
 `agentrag eval SET --task retrieval` reports, measured side by side on a shared, loaded machine.
 
     python benchmarks/hybrid_eval_ab.py --before /work/main/src --after src --home HOME --data ../shared/data/hotpotqa
-    (--home-after COPY: the second version searches a copy; --stages: each version also times the search's steps)
+    (--home-after COPY: the second version searches a copy; --stages: each version also times the search's steps;
+    --hybrid-only: no BM25 and dense search of the query before its hybrid one, so the first round is cold)
 
 Each version runs in an interpreter of its own (`PYTHONPATH=<src>`) that stays open for the whole run, on the
 knowledge base `agentrag eval SET --home HOME` built (only read). Per query it searches as `run_retrieval` does:
@@ -104,8 +105,8 @@ def child(args: argparse.Namespace) -> None:
         start, end = map(int, line.split())
         out: dict[str, list[float]] = defaultdict(list)
         for i in range(start, end):
-            kb.search(queries[i], args.k, Channel.BM25, query_vector=vectors[i])
-            kb.search(queries[i], args.k, Channel.DENSE, query_vector=vectors[i])
+            for channel in () if args.hybrid_only else (Channel.BM25, Channel.DENSE):
+                kb.search(queries[i], args.k, channel, query_vector=vectors[i])
             spent.clear()
             wall, cpu = time.perf_counter(), time.thread_time()
             kb.search(queries[i], args.k, Channel.HYBRID, query_vector=vectors[i])
@@ -120,6 +121,7 @@ def child(args: argparse.Namespace) -> None:
 def _start(args: argparse.Namespace, src: Path, home: Path, vectors: Path) -> subprocess.Popen[str]:
     cmd = [sys.executable, __file__, "--child", "--home", str(home), "--data", str(args.data), "-k", str(args.k)]
     cmd += ["--vectors", str(vectors)] + (["--stages"] if args.stages else [])
+    cmd += ["--hybrid-only"] if args.hybrid_only else []
     env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -154,6 +156,7 @@ def main() -> None:
     parser.add_argument("-k", type=int, default=60, help="hits per search (60, as the eval)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="also time each step of the hybrid search")
+    parser.add_argument("--hybrid-only", action="store_true", help="search each query through hybrid only")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
     args = parser.parse_args()
