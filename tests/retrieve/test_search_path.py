@@ -61,6 +61,20 @@ def test_trusted_builds_what_model_construct_builds() -> None:
     assert hit.model_copy().rank == 2
 
 
+def test_trusted_models_share_a_fields_set_that_assignment_and_copies_leave_alone() -> None:
+    first = trusted(ChannelScore, {"rank": 1, "score": 0.5})
+    second = trusted(ChannelScore, {"rank": 2, "score": 0.25})
+    first.rank = 3  # pydantic adds the name to the fields set: it is there already
+    assert first.model_fields_set == second.model_fields_set == {"rank", "score"}
+    assert (first.rank, second.rank) == (3, 2)
+    copied = first.model_copy(update={"score": 0.75})
+    assert copied.model_fields_set == {"rank", "score"}
+    assert copied.model_fields_set is not first.model_fields_set
+    assert first == ChannelScore.model_construct(rank=3, score=0.5)
+    assert trusted(ChannelScore, {"rank": 1}).model_fields_set == {"rank"}  # not every field: a set of its own
+    assert second.model_fields_set == {"rank", "score"}
+
+
 class _Store:
     """A store whose dense scan takes as long as it is told to, and that records the thread BM25 ran in."""
 

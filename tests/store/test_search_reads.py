@@ -144,6 +144,19 @@ def test_remembered_chunks_are_built_anew_and_the_memory_is_bounded(
     assert len(seen) == 1
 
 
+def test_a_remembered_chunk_with_tags_gives_each_caller_its_own(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "kb" / "store.sqlite", 1000)
+    put(store, "a", ["alpha", "beta"], tags={"team": "red"})
+    keys = [key for key, _ in store.search_dense(unit(0), 5)]
+    first = store.get_chunks_by_key(keys)
+    for chunk in first.values():
+        chunk.tags["team"] = "changed by a caller"
+        chunk.title = "changed too"
+    again = store.get_chunks_by_key(keys)
+    assert {(c.title, c.tags["team"]) for c in again.values()} == {("Title a", "red")}
+    assert again == {key: store.get_chunk_by_id(c.chunk_id)[1] for key, c in again.items()}  # type: ignore[index]
+
+
 def test_a_write_that_rolls_back_leaves_no_chunk_in_the_memory(tmp_path: Path) -> None:
     store = open_store(tmp_path / "kb" / "store.sqlite", 1000)
     put(store, "a", ["alpha"])

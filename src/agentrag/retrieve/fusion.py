@@ -11,44 +11,49 @@ rank, then to the smaller key, so results are reproducible.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import pairwise
 from operator import itemgetter
 
 from agentrag.store.base import ChannelResult
 
 
-def _ranked(fused: dict[int, float], best: dict[int, int], limit: int | None) -> list[tuple[int, float]]:
+def _ranked(
+    fused: dict[int, float], channels: Mapping[str, ChannelResult], limit: int | None
+) -> list[tuple[int, float]]:
     """Best first (ties: the better single-channel rank, then the smaller key); with `limit`, only the first
     `limit` of that order.
 
     Sorted by score alone with a C key (stable), then each run of equal scores reordered by rank and key: the
-    same order as one sort by (-score, rank, key), without a Python key call per candidate (most runs are one
-    candidate long; the exact 0s and 1s of min-max normalisation make the rest). With `limit`, the runs past the
-    first `limit` are left as they are and cut off."""
+    same order as one sort by (-score, rank, key), without a Python key call per candidate. Most runs are one
+    candidate long (the exact 0s and 1s of min-max normalisation make the rest): the runs are found by comparing
+    neighbours, and the best ranks looked up only for the candidates of a run. With `limit`, the runs that start
+    past the first `limit` are left as they are and cut off."""
     items = sorted(fused.items(), key=itemgetter(1), reverse=True)  # reverse keeps equal scores in input order
     end = len(items) if limit is None else min(limit, len(items))
-    i = 0
-    while i < end:
-        score = items[i][1]
-        j = i + 1
-        while j < len(items) and items[j][1] == score:
-            j += 1
-        if j - i > 1:
-            items[i:j] = sorted(items[i:j], key=lambda kv: (best[kv[0]], kv[0]))
-        i = j
-    return items if limit is None else items[:limit]
+    scores = [score for _, score in items]
+    lists: list[list[int]] = []  # each channel's keys, in rank order: made when a run is found
+    for score in {a for a, b in pairwise(scores[: end + 1]) if a == b}:  # runs starting in the head
+        i = scores.index(score)  # equal scores are one run of the sorted order
+        j = i + scores.count(score)
+        lists = lists or [[key for key, _ in results] for results in channels.values()]
+        items[i:j] = sorted(items[i:j], key=lambda kv: (_best_rank(kv[0], lists), kv[0]))
+    return items if limit is None else items[:end]
+
+
+def _best_rank(key: int, lists: list[list[int]]) -> int:
+    """The key's best (smallest) rank in any channel (a first occurrence is the best of its channel)."""
+    return min(keys.index(key) for keys in lists if key in keys) + 1
 
 
 def rrf(
     channels: Mapping[str, ChannelResult], weights: Mapping[str, float], k: int = 60, limit: int | None = None
 ) -> list[tuple[int, float]]:
     fused: dict[int, float] = {}
-    best: dict[int, int] = {}
     for name, results in channels.items():
         weight = weights.get(name, 1.0)
         for rank, (key, _) in enumerate(results, start=1):
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
-            best[key] = min(best.get(key, rank), rank)
-    return _ranked(fused, best, limit)
+    return _ranked(fused, channels, limit)
 
 
 def score_fusion(
@@ -62,7 +67,7 @@ def score_fusion(
     in the same order, as the numpy version had (bincount adds in input order), so the same bits. `limit`: as in
     `_ranked`."""
     fused: dict[int, float] = {}
-    best: dict[int, int] = {}
+    get = fused.get
     for name, results in channels.items():
         if not results:
             continue
@@ -70,8 +75,10 @@ def score_fusion(
         scores = [score for _, score in results]
         lo, hi = min(scores), max(scores)
         span = hi - lo
-        for rank, (key, score) in enumerate(results, start=1):
-            fused[key] = fused.get(key, 0.0) + weight * ((score - lo) / span if hi > lo else 1.0)
-            if rank < best.get(key, rank + 1):
-                best[key] = rank
-    return _ranked(fused, best, limit)
+        if hi > lo:
+            for key, score in results:
+                fused[key] = get(key, 0.0) + weight * ((score - lo) / span)
+        else:
+            for key, _ in results:
+                fused[key] = get(key, 0.0) + weight * 1.0
+    return _ranked(fused, channels, limit)

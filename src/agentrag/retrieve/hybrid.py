@@ -326,12 +326,15 @@ class Retriever:
 
     def _dedupe(self, fused: list[tuple[int, float]], limit: int | None = None) -> list[tuple[int, float]]:
         """The fused list without hits whose fingerprint a better hit has (or no fingerprint: deleted since),
-        cut at `limit` survivors; fingerprints are asked for a slice at a time, as far as the walk goes."""
+        cut at `limit` survivors; fingerprints are asked for a slice at a time, as far as the walk goes: as many as
+        survivors are still wanted (at least 32), so a search without duplicates asks for exactly its k."""
         seen: set[str] = set()
         out: list[tuple[int, float]] = []
-        step = len(fused) if limit is None else max(2 * limit, 32)
-        for start in range(0, len(fused), step):
+        start = 0
+        while start < len(fused):
+            step = len(fused) if limit is None else max(limit - len(out), 32)
             part = fused[start : start + step]
+            start += step
             prints = self.store.chunk_fingerprints([key for key, _ in part])
             for key, score in part:
                 fp = prints.get(key)

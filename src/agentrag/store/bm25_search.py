@@ -66,8 +66,11 @@ class Bm25Index:
     """Segments searched as one index; `masks[i]` marks the live rows of segment i (None: all live)."""
 
     def __init__(self, segments: list[Segment], masks: list[npt.NDArray[np.bool_] | None]) -> None:
-        self.segments = segments
-        self.masks = masks
+        # An empty segment (no changes since the saved one) holds no row: left out, it costs no lookups per query.
+        kept = [(segment, mask) for segment, mask in zip(segments, masks, strict=True) if len(segment)]
+        self.segments = [segment for segment, _ in kept]
+        self.masks = [mask for _, mask in kept]
+        segments, masks = self.segments, self.masks
         self.n_rows = sum(len(s) if m is None else int(m.sum()) for s, m in zip(segments, masks, strict=True))
         total = sum(
             int(s.lengths.sum(dtype=np.int64)) if m is None else int(s.lengths[m].sum(dtype=np.int64))
@@ -315,4 +318,4 @@ def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int,
         best = np.flatnonzero(scores >= _kth(scores, k))
         keys, scores = keys[best], scores[best]
     order = np.lexsort((keys, -scores))[:k]
-    return [(int(a), float(s)) for a, s in zip(keys[order].tolist(), scores[order].tolist(), strict=True)]
+    return list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))  # Python ints and floats already

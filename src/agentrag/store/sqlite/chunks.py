@@ -4,10 +4,11 @@ built from its row (on the hot path of every search: the returned hits).
 `ChunkReader` reads a search's chunks without the JOIN: their rows by key, and their documents' fields, both
 from a memory of them kept while the generation stands (a JOIN on the documents' text ids was half of fetching
 ten chunks, and more of sixty; the rows' read transaction, four statements, was a repeated hybrid search's
-every statement but its generation read). Every change of a chunk or a document's fields (a write, new tags, a
-move) bumps the generation, so the memory is emptied then; the generation, the rows and any fields missing from
-the memory are read in one read transaction, so they are one state of the database, whichever process wrote
-it last. What a write reads inside its own transaction is not remembered: it may roll back.
+every statement but its generation read). A chunk is remembered as its fields, parsed once: building sixty
+chunks from their rows (JSON, dates) was most of fetching them. Every change of a chunk or a document's fields (a
+write, new tags, a move) bumps the generation, so the memory is emptied then; the generation, the rows and any
+fields missing from the memory are read in one read transaction, so they are one state of the database, whichever
+process wrote it last. What a write reads inside its own transaction is not remembered: it may roll back.
 """
 
 from __future__ import annotations
@@ -40,40 +41,39 @@ _PARAMS = 900  # under SQLite's bound-parameter limit
 def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
     """The chunk of a `CHUNK_SQL` row. Rows come from our own schema, validated on the way in: no validation
     again, and no JSON parser for the empty heading path and tags most chunks have (written as `[]` and `{}`)."""
-    return _chunk(row, row[10:14], row[14])
+    return trusted(Chunk, _fields(row, row[10:14], row[14]))
 
 
-def _chunk(row: tuple[Any, ...], document: tuple[Any, ...], breaks: str | None) -> Chunk:
-    """The chunk of a row whose first ten columns are CHUNK_SQL's, with its document's title, source, date, tags."""
+def _fields(row: tuple[Any, ...], document: tuple[Any, ...], breaks: str | None) -> dict[str, Any]:
+    """The fields of the chunk of a row whose first ten columns are CHUNK_SQL's, with its document's title, source,
+    date, tags: every field of `Chunk`, valid (what `trusted` takes)."""
     heading = row[5]
     title, source, date, tags = document
-    return trusted(
-        Chunk,
-        {
-            "chunk_id": row[1],
-            "doc_id": row[2],
-            "position": row[3],
-            "text": row[4],
-            "title": title,
-            "source": source,
-            "heading_path": () if heading == "[]" else tuple(json.loads(heading)),
-            "page": row[6],
-            "page_breaks": tuple((int(a), int(b)) for a, b in json.loads(breaks)) if breaks else (),
-            "char_start": row[7],
-            "char_end": row[8],
-            "date": dt.date.fromisoformat(date) if date else None,
-            "tags": {} if tags == "{}" else json.loads(tags),
-            "fingerprint": row[9],
-        },
-    )
+    return {
+        "chunk_id": row[1],
+        "doc_id": row[2],
+        "position": row[3],
+        "text": row[4],
+        "title": title,
+        "source": source,
+        "heading_path": () if heading == "[]" else tuple(json.loads(heading)),
+        "page": row[6],
+        "page_breaks": tuple((int(a), int(b)) for a, b in json.loads(breaks)) if breaks else (),
+        "char_start": row[7],
+        "char_end": row[8],
+        "date": dt.date.fromisoformat(date) if date else None,
+        "tags": {} if tags == "{}" else json.loads(tags),
+        "fingerprint": row[9],
+    }
 
 
 class ChunkReader:
     """Chunks by key through the store's connection; callers hold the store's lock.
 
-    The rows read are remembered with the generation they were read at (and the keys found missing, as None):
-    a search whose chunks are all remembered at the generation it holds (`generation`: the store's pins) runs no
-    statement for them, so a repeated search runs one in all, its generation read."""
+    The chunks read are remembered, as their fields (parsed once), with the generation they were read at (and the
+    keys found missing, as None): a search whose chunks are all remembered at the generation it holds
+    (`generation`: the store's pins) runs no statement for them, so a repeated search runs one in all, its
+    generation read, and builds each chunk from a copy of its fields."""
 
     def __init__(
         self, con: sqlite3.Connection, generation: Callable[[sqlite3.Connection, int], int] | None = None
@@ -81,14 +81,14 @@ class ChunkReader:
         self._con = con
         self._generation_of = generation or (lambda con, have: read_generation(con))  # see `SQLiteStore._generation`
         self._documents: dict[str, tuple[Any, ...]] = {}  # doc_id -> (title, source, date, tags)
-        self._rows: dict[int, tuple[Any, ...] | None] = {}  # key -> its `_ROWS_SQL` row, None: no such chunk
+        self._rows: dict[int, dict[str, Any] | None] = {}  # key -> its chunk's fields, None: no such chunk
         self._generation = -1
 
     def by_key(self, keys: list[int]) -> dict[int, Chunk]:
         con, rows, documents = self._con, self._rows, self._documents
         own = not con.in_transaction  # inside the store's own write, that transaction is the snapshot
         if own and self._generation_of(con, self._generation) == self._generation and all(k in rows for k in keys):
-            return _chunks(keys, rows, documents)
+            return _chunks(keys, rows)
         if own:
             con.execute("BEGIN")
         try:
@@ -109,34 +109,36 @@ class ChunkReader:
         finally:
             if own:
                 con.execute("COMMIT")  # a read transaction: nothing to write, the snapshot is released
-        return _chunks(keys, rows, documents)
+        return _chunks(keys, rows)
 
     def _read(
-        self, keys: list[int], rows: dict[int, tuple[Any, ...] | None], documents: dict[str, tuple[Any, ...]]
+        self, keys: list[int], rows: dict[int, dict[str, Any] | None], documents: dict[str, tuple[Any, ...]]
     ) -> None:
-        """The rows of `keys` into `rows` (None for a key with no chunk) and their documents' missing fields."""
+        """The fields of the chunks of `keys` into `rows` (None for a key with no chunk, or whose document row is
+        missing, as the JOIN skipped it), reading their documents' fields that `documents` lacks."""
         con = self._con
         found: list[tuple[Any, ...]] = []
         for start in range(0, len(keys), _PARAMS):
             part = keys[start : start + _PARAMS]
             found.extend(con.execute(f"{_ROWS_SQL}({','.join('?' * len(part))})", part).fetchall())
-        rows.update(dict.fromkeys(keys))
-        rows.update((int(row[0]), row) for row in found)
         missing = list({row[2] for row in found if row[2] not in documents})
         for start in range(0, len(missing), _PARAMS):
             part = missing[start : start + _PARAMS]
             for doc_id, *fields in con.execute(f"{_DOCS_SQL}({','.join('?' * len(part))})", part):
                 documents[doc_id] = tuple(fields)
+        rows.update(dict.fromkeys(keys))
+        rows.update((int(row[0]), _fields(row, documents[row[2]], row[10])) for row in found if row[2] in documents)
 
 
-def _chunks(
-    keys: list[int], rows: dict[int, tuple[Any, ...] | None], documents: dict[str, tuple[Any, ...]]
-) -> dict[int, Chunk]:
-    """The chunks of the keys found, each built anew (a caller may change its chunk). A chunk whose document row
-    is missing is skipped, as the JOIN skipped it."""
+def _chunks(keys: list[int], rows: dict[int, dict[str, Any] | None]) -> dict[int, Chunk]:
+    """The chunks of the keys found, each built anew from a copy of its fields, with tags of its own (a caller may
+    change its chunk); the other fields' values are immutable."""
     out: dict[int, Chunk] = {}
     for key in keys:
-        row = rows.get(key)
-        if row is not None and row[2] in documents:
-            out[key] = _chunk(row, documents[row[2]], row[10])
+        fields = rows.get(key)
+        if fields is not None:
+            values = fields.copy()
+            tags = values["tags"]
+            values["tags"] = dict(tags) if tags else {}
+            out[key] = trusted(Chunk, values)
     return out
