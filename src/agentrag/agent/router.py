@@ -45,7 +45,8 @@ _ABOUT_ASSISTANT = re.compile(
 _COMPARISON = re.compile(
     r"\b(compare[sd]?|comparison|versus|vs\.?|differen(ce|ces|t)|differ|similarit(y|ies)|pros and cons|"
     r"trade-?offs?|both|either|neither|more .{1,30} than|less .{1,30} than|older|younger|earlier|later|"
-    r"larger|smaller|bigger|longer|shorter|higher|lower|(?<!the\s)(?<!['’]s\s)first|in common|share[ds]?(?=\s*\??\s*$))\b|"
+    r"larger|smaller|bigger|longer|shorter|higher|lower|(?<!the\s)(?<!['’]s\s)first|"
+    r"in common|share[ds]?(?=\s*\??\s*$))\b|"
     r"对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个更|谁更|分别|优缺点|优劣",
     re.I,
 )
