@@ -158,3 +158,31 @@ def test_a_sentence_two_copies_of_a_passage_share_is_shown_once(
         kb.ingest([tmp_path / "docs"])
         answer = kb.ask("At which battle was James Swan twice wounded?", mode="agent")
     assert answer.answer.count("twice wounded") == 1, answer.answer
+
+
+def test_the_answer_is_followed_by_what_it_is(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """A name found as the answer is shown with the opening of its own page, when the evidence holds it: who or
+    what the answer is, which the sentence that named it does not say."""
+    write(
+        tmp_path / "docs" / "coach.md",
+        "# Huntington Beach High School\n\nHuntington Beach High School produced the nation's first openly gay, "
+        "actively playing, professional team sport athlete, Robbie Rogers, who plays for LA Galaxy. Its coach was "
+        "the first openly gay high-school coach in the state. The LA Galaxy player visited the school in 2014. "
+        "Openly gay athletes in team sport were rare before 2013. The school's team sport programme is its "
+        "largest.\n",
+    )
+    write(
+        tmp_path / "docs" / "galaxy.md",
+        "# LA Galaxy\n\nLA Galaxy is a team sport club whose players include the first openly gay player in the "
+        "league. The Galaxy plays in Carson.\n",
+    )
+    write(
+        tmp_path / "docs" / "rogers.md",
+        "# Robbie Rogers\n\nRobbie Rogers is an American former professional soccer player who played as a winger. "
+        "He played for the United States national team.\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([tmp_path / "docs"])
+        answer = kb.ask("Which LA Galaxy player was the first openly gay, actively playing team sport athlete?")
+    assert answer.short_answer == "Robbie Rogers"
+    assert "soccer player" in answer.answer

@@ -23,10 +23,11 @@ from agentrag.agent.question import Constraint, analyze
 from agentrag.agent.selection import W_SUBJECT, Selector, relevance
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
-from agentrag.text.tokenize import tokenize_query
+from agentrag.text.tokenize import has_cjk, tokenize_query
 from agentrag.types import SubQuery
 from agentrag.vocab import AnswerType, Confidence
 
+_NAMED = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ENTITY})  # answers that name a thing
 RUNNERS = 2  # the best-scored units of a part looked at for the first supporting sentence
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
@@ -148,6 +149,9 @@ class ExtractiveSynthesizer:
         runner = [s.unit for p in assessment.parts if p.answered for s in p.ranked[:RUNNERS] if s.unit not in taken]
         runner = runner[: min(1, max(budget, 0))]
         shown.extend(runner)
+        about = self._about_answer(assessment, selector, [*shown, *off])[: max(budget - len(runner), 0)]
+        runner += about
+        shown.extend(about)
         more = runner + self._mmr_fill(selector, question, subqueries, shown, budget - len(runner), off)
         support = _distinct(answering + more)
         lines.append(self._join(support, zh))
@@ -157,6 +161,24 @@ class ExtractiveSynthesizer:
         return "\n".join(line for line in lines if line)
 
     # ------------------------------------------------------------------------------------------ pieces
+
+    @staticmethod
+    def _about_answer(assessment: Assessment, selector: Selector, taken: list[Unit]) -> list[Unit]:
+        """The opening sentence of the passage about what the answer names, when none of it is shown yet: what the
+        answer is ("Robbie Rogers" → "Robbie Rogers is an American soccer player")."""
+        out: list[Unit] = []
+        for part in assessment.parts:
+            lead = part.lead
+            if lead is None or part.part.answer_type not in _NAMED or has_cjk(lead[0]):
+                continue
+            key = normalize_for_match(lead[0])
+            shown = {u.block for u in taken}
+            for unit in selector.units:
+                title = selector.title(unit.block)
+                if unit.block not in shown and unit not in out and key and title.startswith(key):
+                    out.append(unit)  # the block's units come in order: the first is its opening
+                    break
+        return out
 
     @staticmethod
     def _answering_units(part: PartAnswer) -> list[Unit]:
