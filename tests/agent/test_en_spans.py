@@ -111,3 +111,12 @@ def test_the_day_and_year_of_a_date_count_nothing() -> None:
     assert values("It has been listed on the register since February 23, 1973.", AnswerType.NUMBER) == []
     found = values("It had 1,363 students and opened on May 4, 1921.", AnswerType.NUMBER)
     assert [v.text for v in found] == ["1,363 students"]
+
+
+def test_a_day_without_its_year_and_a_time_of_day_answer_when() -> None:
+    """ "on 21 June" and "at noon" say when, though no year is given."""
+    assert [v.text for v in values("The glacier melts on 21 June every year.", AnswerType.DATE)] == ["21 June"]
+    assert [v.text for v in values("Glacier G7 melts at noon.", AnswerType.DATE)] == ["noon"]
+    assert [v.text for v in values("The shop opens at 9 am.", AnswerType.DATE)] == ["9 am"]
+    assert [v.text for v in values("It opens at 9 a.m. daily.", AnswerType.DATE)] == ["9 a.m."]
+    assert values("He scored 21 goals in June.", AnswerType.DATE) == []

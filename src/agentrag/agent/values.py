@@ -64,6 +64,9 @@ _DATE = re.compile(
     rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|"
     rf"\d{{4}}\s?年\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?日)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?日|\d{{4}}\s?年|"
     rf"(?:\d{{1,2}}\s)?{_MONTHS}(?:\s\d{{1,2}})?,?\s\d{{4}}|{_MONTHS}\s\d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{_MONTHS}(?![\w-])|"  # "21 June", "the 3rd of May" (no year)
+    # a time of day: "at noon", "at 9 a.m."
+    r"(?<=\bat\s)(?:noon|midnight|dawn|dusk|sunrise|sunset|\d{1,2}(?::\d{2})?\s?(?:[ap]m|[ap]\.m\.))(?!\w)|"
     rf"{_WEEKDAYS}(?:\s?(?:between|from|at)?\s?{_CLOCK}(?:\s?(?:and|to|-|–|—|至|到)\s?{_CLOCK})?)?|"
     rf"{_CLOCK}\s?(?:-|–|—|至|到|to)\s?{_CLOCK}|"
     rf"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)",
