@@ -71,6 +71,9 @@ def test_without_a_model_an_unsure_question_takes_the_loop() -> None:
         ("Who was the first president of the society which publishes Ocean Letters?", "bridge"),
         ("Who was born first, Ann Lee or Bo Chen?", "comparison"),
         ("Who was born first of Ann Lee and Bo Chen", "comparison"),
+        # An ordinal inside a relative clause compares nothing: the question names no two things.
+        ("Progress MS-09 was used to resupply the satellite that first launched into orbit in what year?", "bridge"),
+        ("Sadok Sassi played for a national team that made its first World Cup in what year?", "bridge"),
     ],
 )
 def test_router_tells_an_ordinal_from_a_comparison(question: str, cue: str) -> None:

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.options import joined_pair
+from agentrag.agent.options import options as named_options
 from agentrag.agent.question import split_parts
 from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.text.tokenize import has_cjk
@@ -50,6 +52,15 @@ _COMPARISON = re.compile(
     r"对比|比较|区别|差别|差异|不同|异同|相比|还是|哪个更|谁更|分别|优缺点|优劣",
     re.I,
 )
+# Comparatives compare only two things the question names: "the satellite that first launched into orbit" is an
+# ordinal inside a bridge question, "Who was born first, A or B?" a comparison.
+_COMPARATIVE = re.compile(r"older|younger|earlier|later|larger|smaller|bigger|longer|shorter|higher|lower|first", re.I)
+
+
+def _two_named(q: str) -> bool:
+    return has_cjk(q) or bool(named_options(q, False) or joined_pair(q) or re.search(r"\bthan\b", q, re.I))
+
+
 # "Which costs more, the Standard plan or the Enterprise plan?": a choice between named alternatives.
 _CHOICE = re.compile(r"\b(which|who|what|whose)\b[^?？]{0,120}?,?\s[^?？]{1,80}?\bor\b\s+\S", re.I)
 _WHY_HOW = re.compile(
@@ -131,7 +142,7 @@ def rule_route(question: str) -> Route:
         return Route("complex", f"several named entities ({len(quoted)} quoted names)", cue="entities")
     if len(set(_YEAR.findall(q))) >= 2:
         return Route("complex", "several dates", cue="entities")
-    if m := _COMPARISON.search(q):
+    if (m := _COMPARISON.search(q)) and (not _COMPARATIVE.fullmatch(m.group(0)) or _two_named(q)):
         return Route("complex", f"comparison cue {m.group(0)!r}", cue="comparison")
     if _CHOICE.search(q):
         return Route("complex", "a choice between alternatives (A or B)", cue="comparison")
