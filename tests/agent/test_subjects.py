@@ -249,3 +249,22 @@ def test_who_is_answered_by_the_person_a_page_opens_with(
     question = "Who served as the 1st Vice President of Colombia under Bolívar?"
     (answer,) = _ask(settings, embedder, tmp_path, docs, question)
     assert answer.short_answer == "Juan Francisco Antonio Hilarión Zea Díaz"
+
+
+def test_a_sentence_about_he_is_answered_by_the_page_that_opens_with_him(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "He was nominated ... for The Heartbreak Kid" is said of the page's subject: "which actor" is answered by
+    the name its opening gives, not by the other title in the sentence ("Roman Holiday")."""
+    docs = {
+        "albert.md": "# Eddie Albert\n\nEdward Albert Heimberger (April 22, 1906 – May 26, 2005), known professionally "
+        "as Eddie Albert, was an American actor and activist. He was nominated for the Academy Award for Best "
+        'Supporting Actor in 1954 for his performance in "Roman Holiday", and in 1973 for "The Heartbreak Kid".\n',
+        "kid.md": "# The Heartbreak Kid\n\nThe Heartbreak Kid is a 1972 American black comedy film directed by Elaine "
+        "May.\n",
+    }
+    question = (
+        'Which actor was nominated for the Academy Award for Best Supporting Actor in 1973 for "The Heartbreak Kid"?'
+    )
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Edward Albert Heimberger"

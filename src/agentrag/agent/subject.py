@@ -35,6 +35,7 @@ _OPENING = re.compile(
 _TITLE_NOTE = re.compile(r"\s*\([^)]*\)\s*$")  # "Claudio López (footballer)": the note is not the name
 _PERSON_PAGE = re.compile(r"\bborn\b|\(\s*\d{1,2}?\s*\w*\s*\d{4}\s*[-–]|\b(he|she|his|her)\b", re.I)
 _LIFE = re.compile(r"\(\s*(?:born\b|[^()]*\d{4}\s*[-–])")  # "(born 1976", "(1766 – 1822)"
+_PRONOUN_SUBJECT = re.compile(r"^(?:He|She|It|They)\s+(?:was|is|were|are|had|has|won|received|starred|appeared)\b")
 LEAD_CHARS = 300  # a passage's opening, where a page says what its subject is
 _DESCRIPTION_END = re.compile(
     r"[;.]|\s(?:in|of|on|at|from|under|with|by|for|to|as|after|before|during|since|between|about|into|located|"
@@ -181,6 +182,10 @@ def page_subject(part: QuestionPart, selector: Selector, unit: Unit) -> str | No
     Christopher Markus & Stephen McFeely" for "What ABC television series ...?"."""
     if part.answer_type not in SUBJECT_TYPES or has_cjk(part.text):
         return None
+    if unit.position != 0 and _PRONOUN_SUBJECT.match(unit.text):
+        # "He was nominated for the Academy Award ... for The Heartbreak Kid": the page's subject did it, and the
+        # page's opening names him ("Edward Albert Heimberger ... was an American actor").
+        unit = next((u for u in selector.units if u.block == unit.block and u.position == 0), unit)
     if not asked_kind(part.text) and (part.answer_type != AnswerType.PERSON or not _LIFE.search(unit.text)):
         return None  # "who ...": a page opening with its subject's life ("Brady John Haran (born 18 June 1976)")
     name = opening_subject(unit, page_title(selector, unit.block))
