@@ -268,3 +268,27 @@ def test_a_sentence_about_he_is_answered_by_the_page_that_opens_with_him(
     )
     (answer,) = _ask(settings, embedder, tmp_path, docs, question)
     assert answer.short_answer == "Edward Albert Heimberger"
+
+
+def test_two_names_that_describe_one_answer_are_not_answered_side_by_side(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "What actor appeared in A and was nominated for B?" asks for one actor: searched side by side, the sides'
+    answers disagree, so the question is answered whole, not as "A's answer; B's answer"."""
+    docs = {
+        "byzantium.md": "# Evening in Byzantium\n\nEvening in Byzantium is a 1978 made-for-television film directed by "
+        "Jerry London. It stars Glenn Ford, Eddie Albert and Vince Edwards.\n",
+        "albert.md": "# Eddie Albert\n\nEdward Albert Heimberger (April 22, 1906 – May 26, 2005), known professionally "
+        "as Eddie Albert, was an American actor. He was nominated for the Academy Award for Best Supporting Actor in "
+        '1954 for "Roman Holiday", and in 1973 for "The Heartbreak Kid".\n',
+        "kid.md": "# The Heartbreak Kid\n\nThe Heartbreak Kid is a 1972 American black comedy film directed by Elaine "
+        "May, starring Charles Grodin and Cybill Shepherd.\n",
+    }
+    question = (
+        'What actor appeared in "Evening in Byzantium" and was nominated for the Academy Award for Best Supporting '
+        'Actor in 1973 for "The Heartbreak Kid"?'
+    )
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer is not None
+    assert "Albert" in answer.short_answer
+    assert ";" not in answer.short_answer

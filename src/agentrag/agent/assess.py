@@ -23,6 +23,7 @@ from agentrag.agent.en_spans import kind_named
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
+from agentrag.agent.router import rule_route
 from agentrag.agent.same import Same, same_attribute
 from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
@@ -352,6 +353,17 @@ def _compared(analysis: QuestionAnalysis, plan: list[SubQuery]) -> list[Question
     ]
 
 
+def _sides_asked(analysis: QuestionAnalysis, sides: list[PartAnswer]) -> bool:
+    """Whether a question split side by side is answered side by side: it compares the sides (or asks yes or no of
+    each), or the sides agree on one answer ("What actor portrayed Kick-Ass and Count Vronsky?"). Otherwise the
+    pair only describes one answer ("What actor appeared in A and was nominated for B?", "Socialist Thought and
+    Practice"), and the question is answered whole."""
+    if rule_route(analysis.question).cue == "comparison" or analysis.parts[0].answer_type == AnswerType.YES_NO:
+        return True
+    shorts = {normalize_for_match(p.short) for p in sides if p.short}
+    return len(shorts) == 1 and all(p.short for p in sides)
+
+
 def assess(
     analysis: QuestionAnalysis, context: Context, plan: list[SubQuery], chunk_at: ChunkAt | None = None
 ) -> Assessment:
@@ -362,6 +374,8 @@ def assess(
     for part in _compared(analysis, plan):
         earlier = [p.short for p in parts if p.short]
         parts.append(_answer_part(part, selector, earlier))
+    if len(parts) > len(analysis.parts) and not _sides_asked(analysis, parts):
+        parts = [_answer_part(part, selector, []) for part in analysis.parts]
     for p in parts:
         if p.answered:
             p.conflict = find_conflict(p.part, p.ranked, context)
