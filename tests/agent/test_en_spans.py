@@ -120,3 +120,12 @@ def test_a_day_without_its_year_and_a_time_of_day_answer_when() -> None:
     assert [v.text for v in values("The shop opens at 9 am.", AnswerType.DATE)] == ["9 am"]
     assert [v.text for v in values("It opens at 9 a.m. daily.", AnswerType.DATE)] == ["9 a.m."]
     assert values("He scored 21 goals in June.", AnswerType.DATE) == []
+
+
+def test_an_adverb_opening_a_sentence_is_no_name() -> None:
+    """ "Originally editor of Mayfair": "Originally" names nothing; names ending in -ly still do."""
+    found = [v.text for v in names('Originally editor of "Mayfair", Graham Masterton wrote horror. Italy is big.')]
+    assert "Originally" not in found
+    assert "Mayfair" in found
+    assert "Italy" in found
+    assert [v.text for v in names("Emily Reilly met Beverly Hills.")] == ["Emily Reilly", "Beverly Hills"]

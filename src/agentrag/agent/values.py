@@ -137,6 +137,14 @@ def _dotted_names(text: str) -> list[Value]:
     return out
 
 
+# Adverbs that open sentences: "Originally editor of Mayfair ..." (a list: Italy, Kelly and Beverly end in -ly too).
+_OPENING_ADVERB = re.compile(
+    r"(?:Originally|Currently|Eventually|Recently|Previously|Subsequently|Initially|Finally|Additionally|Formerly|"
+    r"Historically|Traditionally|Officially|Generally|Usually|Typically|Notably|Primarily|Mostly|Largely|Shortly|"
+    r"Ultimately|Consequently|Similarly|Likewise|Meanwhile|Nevertheless|Furthermore|Moreover),?"
+)
+
+
 def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
     """Capitalised names (English), jieba proper nouns (Chinese), team names and quoted titles."""
     found = [Value(next(g for g in m.groups() if g), m.start(), m.end()) for m in _QUOTED.finditer(text)]
@@ -154,8 +162,8 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
         found += chinese
     for m in _EN_NAME.finditer(text):
         pieces = [(w.group(0), m.start() + w.start(), m.start() + w.end()) for w in re.finditer(r"\S+", m.group(0))]
-        while pieces and pieces[0][0].lower() in _STARTS:
-            pieces = pieces[1:]
+        while pieces and (pieces[0][0].lower() in _STARTS or _OPENING_ADVERB.fullmatch(pieces[0][0])):
+            pieces = pieces[1:]  # "Originally editor of Mayfair": an adverb opening the sentence names nothing
         while pieces and pieces[-1][0].lower() in _STARTS:  # "... of Parliament The current leader": a lost full stop
             pieces = pieces[:-1]
         words = [w for w, _, _ in pieces]
