@@ -121,3 +121,23 @@ def test_a_relative_clauses_pronoun_is_not_the_question_word() -> None:
     )
     assert kind("The Un-Americans contained which wrestler who also went by what TNA Wrestling name?") == "person"
     assert kind("Who directed the film in which Susanne Pollatschek voiced what character?") == "person"
+
+
+def test_the_county_is_read_on_the_birthplace_page_not_the_town_sentence(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "In which county is | the town | in which X was born": the town is the bridge, so the answer is the county
+    its page names, given with its kind ("Finnmark county"), not the town or the country after the comma."""
+    docs = {
+        "robertsen.md": "# Raymond Robertsen\n\nRaymond Robertsen (born 12 September 1974 in Hammerfest) is a "
+        "Norwegian politician for the Conservative Party.\n",
+        "hammerfest.md": "# Hammerfest\n\nHammerfest is a municipality in Finnmark county, Norway. The administrative "
+        "centre of the municipality is the town of Hammerfest. Some of the main villages in the municipality "
+        "include Rypefjord and Akkarfjord.\n",
+    }
+    assert " ".join(
+        head_clause(analyze("What party was the man who repealed the Black Act a member of?").parts[0]).split()
+    ) == ("What party was")
+    question = "In which county is the town in which Raymond Robertsen was born?"
+    (answer,) = _ask(settings, embedder, tmp_path, docs, question)
+    assert answer.short_answer == "Finnmark county"

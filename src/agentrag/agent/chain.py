@@ -51,6 +51,14 @@ _ANTECEDENT_EN = re.compile(
     r"(\s(?:in|on|at|of|for|from|with|by|to|near))\s+(?:the|a|an)\s+\w+(?:\s+\w+)?(?:\s+(?:in|on|at|of|by))?$", re.I
 )
 
+# The same after a copula when the question word has its own noun: "In which county is | the town | in which
+# Raymond Robertsen was born", "What party was | the man | who repealed the Black Act": the town and the man are
+# the bridge; "Who was the director who ..." asks for the director and keeps it.
+_COPULA_ANTECEDENT_EN = re.compile(
+    r"^((?:\w+\s+)?(?:which|what)\s+(?:\w+\s+){1,2}(?:is|was|are|were))\s+(?:the|a|an)\s+\w+(?:\s+\w+)?"
+    r"(?:\s+(?:in|on|at|of|by))?$",
+    re.I,
+)
 
 _WH_EN = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how)\b", re.I)
 _ANTECEDENT_NP = re.compile(r"\b(?:the|a|an)\s+((?:[\w'-]+\s+){0,3}[\w'-]+)$", re.I)
@@ -84,7 +92,8 @@ def head_clause(part: QuestionPart) -> str:
         return f"{antecedent.group(1)} {clause}" if antecedent else clause
     # What the question says of the antecedent after its relative clause ends at the anchor: "Who was president
     # when the area | where Intrepid Wind Farm is located | became a state".
-    return _ANTECEDENT_EN.sub(r"\1", m.group(1)) + _after_clause(part, m.end())
+    clause = _COPULA_ANTECEDENT_EN.sub(r"\1", m.group(1))
+    return _ANTECEDENT_EN.sub(r"\1", clause) + _after_clause(part, m.end())
 
 
 def _after_clause(part: QuestionPart, start: int) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentrag.agent.kind import asked_head
+from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.units import unit_tokens
 from agentrag.agent.values import Value, names
@@ -149,7 +149,9 @@ def kind_named(part: QuestionPart, text: str) -> str | None:
     if not head or head.lower() in _SORTS:
         return None
     connector = r"(?:(?:named|called|titled|known as)\s+(?:the\s+)?)?"
-    for m in re.finditer(rf"\b{re.escape(head.lower())}s?,?\s+{connector}[\"“]?(?=[A-Z])", text):
+    # "the band, Dire Straits" names the band; "Finnmark county, Norway" names what holds the county.
+    comma = "" if head.lower() in CONTAINERS else ",?"
+    for m in re.finditer(rf"\b{re.escape(head.lower())}s?{comma}\s+{connector}[\"“]?(?=[A-Z])", text):
         after = next((v for v in found if v.start in (m.end(), m.end() - 1)), None)
         if after is not None:
             return after.text

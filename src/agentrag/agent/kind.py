@@ -15,6 +15,10 @@ _ASKED_KIND = re.compile(
 )
 
 
+# Kinds of place that hold other places: "Finnmark county, Norway" names the county and then what holds it.
+CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
+
+
 # "what is the name of the waterfall ...": the kind is the waterfall, not the name.
 _NAME_OF_KIND = re.compile(
     r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:name|title)s?\s+of\s+(?:the|a|an)\s+", re.I

@@ -9,7 +9,7 @@ import re
 
 from agentrag.agent import en_spans
 from agentrag.agent.gap import answer_clause, slot_span
-from agentrag.agent.kind import asked_head
+from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
@@ -98,7 +98,7 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [v for v in found if (v.start, v.end) in keep] or found
     if kind in (AnswerType.ENTITY, AnswerType.PLACE) and (head := asked_head(part.text)) and not has_cjk(part.text):
         # "in what Nevada county": a name that says it is one (Clark County), over a town or an acronym beside it.
-        found = [v for v in found if re.search(rf"\b{re.escape(head)}s?$", v.text, re.I)] or found
+        found = _naming_head(found, unit.text, head) or found
     if kind == AnswerType.DATE and ASKS_YEAR.search(part.text):  # "in what year": 1954, not "December 17, 1954"
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
@@ -119,6 +119,20 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         if kind == AnswerType.ENTITY:
             found = found or [Value(v, 0, 0) for v in cells if v]
     return found
+
+
+def _naming_head(found: list[Value], text: str, head: str) -> list[Value]:
+    """The candidates that say they are of the asked kind: "Clark County", or a place followed by its kind in lower
+    case, which then belongs to the answer ("Finnmark county"; not "the Nationalist Party members")."""
+    ends = re.compile(rf"\b{re.escape(head)}s?$", re.I)
+    after = re.compile(rf"\s+{re.escape(head)}s?\b", re.I)
+    out = []
+    for v in found:
+        if ends.search(v.text):
+            out.append(v)
+        elif head.lower() in CONTAINERS and (m := after.match(text, v.end)) is not None:
+            out.append(Value(text[v.start : m.end()], v.start, m.end()))
+    return out
 
 
 _OF_NAME = re.compile(r"^(?P<head>.+?)\s+of\s+(?P<name>[A-Z].*)$")
@@ -240,7 +254,7 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
         head = asked_head(part.asked_as)
         # "in what Nevada county" against "at the Venetian Hotel at Paradise, Nevada": no name here is a county, so
         # the place nearest what the question says of it (Nevada) leads on to it (Paradise's page names its county).
-        within = head in _CONTAINERS and not any(re.search(rf"\b{head}s?$", v.text, re.I) for v in candidates)
+        within = head in CONTAINERS and not any(re.search(rf"\b{head}s?$", v.text, re.I) for v in candidates)
         if not within:
             return en_spans.pick(part, unit.text, candidates).text
     return _near(candidates, unit.text, [*part.target_tokens, *(c.text for c in part.constraints)]).text
@@ -262,9 +276,6 @@ def _phrase(span: str) -> str | None:
 
 
 # Places that hold other places: a sentence naming none may name a place inside the one asked for.
-_CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
-
-
 # A question that ends with its question word: "... a series of mysterious killings and what?".
 _ENDS_ASKING = re.compile(r"(?P<lead>(?:[\w'’!-]+\s+){1,2})(?:what|whom|who)\s*\??\s*$", re.I)
 CLOZE_WORDS = 6  # the most words a phrase completing a question is given
