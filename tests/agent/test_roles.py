@@ -65,6 +65,17 @@ def test_without_a_model_an_unsure_question_takes_the_loop() -> None:
 
 
 @pytest.mark.parametrize(
+    "question", ["What county is Ron Teachworth from?", "The 22nd AVN Awards took place in what Nevada county?"]
+)
+def test_which_county_a_thing_is_in_may_need_a_hop_so_the_rules_are_unsure(question: str) -> None:
+    """A page names the town, the town's page its county: one search or two, so the LLM decides where there is
+    one and the loop answers without; a short question with no such kind stays one search."""
+    assert not rule_route(question).sure
+    assert route(question, None).kind == "complex"
+    assert rule_route("What year was Ron Teachworth born?").sure
+
+
+@pytest.mark.parametrize(
     ("question", "cue"),
     [
         # "the first president" is an ordinal, not "which came first": a bridge to follow, not options to compare.

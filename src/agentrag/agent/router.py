@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.options import joined_pair
 from agentrag.agent.options import options as named_options
 from agentrag.agent.question import split_parts
@@ -150,6 +151,10 @@ def rule_route(question: str) -> Route:
         return Route("complex", f"nested entity (multi-hop) cue {nested!r}", cue="bridge")
     if m := _WHY_HOW.search(q):
         return Route("complex", f"why/how cue {m.group(0)!r}", cue="why_how")
+    if (head := asked_head(q)) is not None and head.lower() in CONTAINERS:
+        # "What county is Ron Teachworth from?": a page names the town, the town's page its county; one search
+        # or two, the rules cannot tell (hotpotqa dev, auto: 3 such questions, all answered in the loop only).
+        return Route("simple", f"asks which {head.lower()} something is in: one fact or a hop", sure=False)
     if _SIMPLE_CUES.search(q) or len(q) <= 60:
         return Route("simple", "single-fact question")
     return Route("simple", "no complexity cue, but long", sure=False)
