@@ -61,6 +61,17 @@ def test_sentence_split_keeps_titles_with_the_name_they_introduce() -> None:
     ]
 
 
+def test_a_time_of_day_ends_a_sentence_only_before_a_capital() -> None:
+    """ "from 6 a.m. to 7:30 p.m. depending on the route" is one sentence (it was cited as three fragments, "to
+    7:30 p.m."); "9 a.m." before "The" ends one."""
+    text = "Buses run from 6 a.m. to 7:30 p.m. depending on the route. It opens at 9 a.m. The staff leave at 5 p.m."
+    assert split_sentences(text) == [
+        "Buses run from 6 a.m. to 7:30 p.m. depending on the route.",
+        "It opens at 9 a.m.",
+        "The staff leave at 5 p.m.",
+    ]
+
+
 def test_answer_units_do_not_end_a_sentence_inside_brackets() -> None:
     """A source that dropped a pronunciation leaves "( ; born ...)": the ";" inside the brackets ends nothing for
     an answer unit, so the name and what it is stay one sentence; a bracket that never closes nearby is no bracket,

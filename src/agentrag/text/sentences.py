@@ -2,7 +2,8 @@
 
 Chinese ends (。！？；) always end a sentence, with any closing quote or bracket that follows.
 English ends (. ! ? ;) end one only before whitespace, and a period does not after a known abbreviation
-("Dr.", "e.g.", "U.S.") or a single initial ("J. R. R. Tolkien"), nor inside a number ("3.14").
+("Dr.", "e.g.", "U.S."; "a.m." only before a lower-case word) or a single initial ("J. R. R. Tolkien"), nor
+inside a number ("3.14").
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ _ABBREVIATIONS = frozenset(
     "corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n est dept univ gen gov col lt sgt "
     "cf ca hon rev sen rep capt cmdr adm maj pres mt ft messrs mme mlle".split()
 )
+# Abbreviations that also end sentences: "from 6 a.m. to 7 p.m. daily" goes on, "opens at 9 a.m. The staff" ends.
+_ENDING_ABBREVIATIONS = frozenset({"a.m", "p.m"})
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _LETTERS_DOTS = _LETTERS | {"."}
 
@@ -39,6 +42,9 @@ def _is_abbreviation(text: str, end: int) -> bool:
     if found is None:
         return False
     word = found.lower().rstrip(".")
+    if word in _ENDING_ABBREVIATIONS:
+        following = text[end:].lstrip()[:1]
+        return not following.isupper()
     return len(word) == 1 or word in _ABBREVIATIONS
 
 
