@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentrag.agent.gap import slot_span
-from agentrag.agent.values import names, values
+from agentrag.agent.question import analyze
+from agentrag.agent.values import looks_like_person, names, values
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from agentrag.vocab import AnswerType
@@ -129,3 +132,25 @@ def test_an_adverb_opening_a_sentence_is_no_name() -> None:
     assert "Mayfair" in found
     assert "Italy" in found
     assert [v.text for v in names("Emily Reilly met Beverly Hills.")] == ["Emily Reilly", "Beverly Hills"]
+
+
+def test_a_hall_of_fame_or_a_university_is_nobody() -> None:
+    """A "who" answer is a person: "SIU Edwardsville Athletics Hall of Fame" was given for "what basketball player";
+    surnames that are also words (Hall, Church) still name people."""
+    assert not looks_like_person("SIU Edwardsville Athletics Hall of Fame")
+    assert not looks_like_person("Truman State University")
+    assert looks_like_person("Wayman Tisdale")
+    assert looks_like_person("Stephen Hall")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What party was the man who largely repealed the Black Act a member of?", AnswerType.ENTITY),
+        ("Which retired Argentine footballer played for Boca Juniors?", AnswerType.PERSON),
+        ("What American actor starred in Gigli?", AnswerType.PERSON),
+    ],
+)
+def test_the_kind_asked_for_ends_at_a_verb(question: str, kind: AnswerType) -> None:
+    """ "What party was the man who ...": a party is asked for, the man is the bridge."""
+    assert analyze(question).parts[0].answer_type == kind

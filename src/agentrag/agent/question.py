@@ -74,7 +74,8 @@ class QuestionAnalysis(BaseModel):
 # ------------------------------------------------------------------------------------------ answer types
 
 # (pattern, type), first match wins; English patterns are matched on the lower-cased question.
-# "which archbishop", "what retired Argentine footballer": the one asked for is a person.
+# "which archbishop", "what retired Argentine footballer": the one asked for is a person; "what party was the man
+# who ..." asks for a party (a verb ends the words naming the kind).
 _PERSON_NOUNS = (
     r"actor|actress|singer|songwriter|rapper|musician|guitarist|drummer|composer|conductor|author|writer|novelist|"
     r"poet|playwright|journalist|director|filmmaker|producer|screenwriter|painter|artist|architect|sculptor|"
@@ -111,7 +112,7 @@ _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     (
         re.compile(
             r"^\s*(who|whom|whose)\b|\bwhich (person|people|team|group|company|organization)\b|"
-            rf"\b(which|what) ([\w'-]+ ){{0,3}}?({_PERSON_NOUNS})\b"
+            rf"\b(which|what) ((?!(?:is|was|are|were|did|does|do|has|had|have) )[\w'-]+ ){{0,3}}?({_PERSON_NOUNS})\b"
         ),
         AnswerType.PERSON,
     ),

@@ -185,7 +185,17 @@ def looks_like_person(text: str) -> bool:
     if has_cjk(text) or _TEAM_EN.fullmatch(text.strip()):
         return True
     words = text.split()
+    if words and words[-1].lower().strip(".,") in _INSTITUTION:
+        return False  # "SIU Edwardsville Athletics Hall of Fame", "Truman State University": a body, not a person
     return len(words) >= 2 and not POSSESSIVE.search(text) and all(w[:1].isupper() or w.islower() for w in words)
+
+
+# Last words of names of bodies, places and events that are no one's surname.
+_INSTITUTION = frozenset(
+    "fame university college school academy institute award awards prize party company corporation inc ltd club "
+    "association league museum festival records stadium theatre theater foundation society council committee "
+    "championship championships cup games series airport station orchestra".split()
+)
 
 
 # A duration that says when: "within 30 days", "after six weeks", "30 天内", "满 6 周后".
