@@ -165,3 +165,21 @@ def test_the_same_attribute_is_read_off_each_sides_page(settings: Settings, embe
     assert family.short_answer == "no"
     assert "Orchidaceae" in family.answer
     assert "Lamiaceae" in family.answer
+
+
+CHRISTIAN_ROCK = {
+    "deerhunter.md": "# Deerhunter\n\nDeerhunter is an American rock band from Atlanta, Georgia, formed in 2001.\n",
+    "nine-lashes.md": "# Nine Lashes\n\nNine Lashes is an American Christian rock band from Birmingham, Alabama "
+    "formed in 2006.\n",
+}
+
+
+def test_both_is_no_when_one_page_leaves_out_the_faith_asked_of_both(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Deerhunter's page says "American rock band": three of the four words asked, but not "Christian"."""
+    question = "Are both Deerhunter and Nine Lashes American Christian rock bands?"
+    (answer,) = _ask(settings, embedder, tmp_path, CHRISTIAN_ROCK, question)
+    assert answer.short_answer is not None
+    assert answer.short_answer.lower() == "no"
+    assert "Deerhunter: no" in answer.answer

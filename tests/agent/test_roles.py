@@ -102,6 +102,21 @@ def test_planner_splits_comparisons_into_one_search_per_entity() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        # The nationality and faith after the second name are asked of both, not part of the name.
+        ("Are both Deerhunter and Nine Lashes American Christian rock bands?", ["Deerhunter", "Nine Lashes"]),
+        ("Are both Tim Henman and Wayne Black British?", ["Tim Henman", "Wayne Black"]),
+        # A surname that ends like a nationality stays: Sarafian is no demonym.
+        ("Are Ana Kasparian and Katherine Sarafian Armenian?", ["Ana Kasparian", "Katherine Sarafian"]),
+        ("Are Ana Kasparian and Katherine Sarafian both Armenian?", ["Ana Kasparian", "Katherine Sarafian"]),
+    ],
+)
+def test_a_nationality_after_the_second_name_is_asked_of_both(question: str, sides: list[str]) -> None:
+    assert comparison_entities(question) == sides
+
+
 def evidence(text: str, title: str = "", doc: str = "d", rank: int = 1, grade: str = "ambiguous") -> Evidence:
     chunk = Chunk(chunk_id=f"{doc}#0", doc_id=doc, position=0, text=text, title=title, source=f"/docs/{doc}.md")
     return Evidence(hit=Hit(chunk=chunk, score=1.0, rank=rank), grade=grade)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentrag.agent.kind import DEMONYM_WORD
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.units import Unit, unit_tokens
@@ -187,4 +188,8 @@ def yes_or_no(part: QuestionPart, best: Scored, selector: Selector) -> str:
     stated = frozenset().union(
         *(unit_tokens(selector.context.blocks[n - 1].text) | selector.headings(n) for n in pages)
     )
+    # A nationality or faith asked of both (American, Christian) is no detail: a page that does not state it says no.
+    proper = {t for w in re.findall(rf"(?<=\s){DEMONYM_WORD}\b", part.text) for t in tokenize_query(w)} & wanted
+    if proper - stated:
+        return "no"
     return "yes" if len(wanted & stated) / len(wanted) >= YES_SHARE else "no"

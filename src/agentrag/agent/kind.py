@@ -15,6 +15,22 @@ _ASKED_KIND = re.compile(
 )
 
 
+# A nationality or faith as a word ("British", "American", "Christian", "Japanese", "French"): said of a thing,
+# never its name's last word in a question ("Are both X and Nine Lashes American Christian rock bands?").
+# A list, not a suffix: Sarafian, Kasparian and Morgan end like nationalities and are surnames.
+DEMONYMS = frozenset(
+    "American British English Scottish Welsh Irish French German Italian Spanish Portuguese Dutch Belgian Swiss "
+    "Austrian Swedish Norwegian Danish Finnish Icelandic Polish Czech Slovak Hungarian Romanian Bulgarian Greek "
+    "Turkish Russian Ukrainian Serbian Croatian Bosnian Slovenian Albanian Armenian Georgian Lithuanian Latvian "
+    "Estonian Canadian Mexican Cuban Brazilian Argentine Argentinian Chilean Colombian Peruvian Venezuelan "
+    "Australian Zealander Japanese Chinese Korean Taiwanese Vietnamese Thai Filipino Indonesian Malaysian Indian "
+    "Pakistani Bangladeshi Iranian Iraqi Israeli Palestinian Lebanese Syrian Egyptian Moroccan Algerian Tunisian "
+    "Nigerian Ghanaian Kenyan Ethiopian Zimbabwean African European Asian Arab Christian Catholic Protestant "
+    "Anglican Jewish Muslim Islamic Hindu Buddhist".split()
+)
+DEMONYM_WORD = "(?:" + "|".join(sorted(DEMONYMS, key=len, reverse=True)) + ")"
+
+
 # Kinds of place that hold other places: "Finnmark county, Norway" names the county and then what holds it.
 CONTAINERS = frozenset("county state country province city town region district parish borough village".split())
 

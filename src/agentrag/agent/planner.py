@@ -14,6 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from agentrag.agent.chain import head_clause
+from agentrag.agent.kind import DEMONYM_WORD
 from agentrag.agent.question import QuestionAnalysis, analyze, split_parts
 from agentrag.agent.roles import Decided, LLMCall, llm_or_rules
 from agentrag.agent.units import FIELD_LINE
@@ -31,7 +32,9 @@ _CAP_WORD = r"[A-Z0-9][\w'’.&-]*"
 _CAP_PHRASE = re.compile(rf"{_CAP_WORD}(?:\s+(?:of|the|de|la|le|von|van|der|for|on|in|at|y|&)?\s*{_CAP_WORD})*")
 _EN_CONJ = re.compile(r"\s+(?:or|and|vs\.?|versus)\s+", re.I)
 _AUXILIARY = re.compile(r"^(?:(?:Are|Were|Is|Was|Did|Do|Does|Has|Have|Had|Can|Could)\s+)?(?:the\s+)?")
-_DEMONYM = re.compile(r"\s[A-Z][a-z]+(?:ish|ian|ese|ean|ch|ic)$")
+_DEMONYM = re.compile(rf"\s{DEMONYM_WORD}$")
+# Words after a name that say nothing of it: "Katherine Sarafian | both Armenian" keeps its surname.
+_NOT_A_NOUN = frozenset("both all each either is are was were has have had also and or do does did".split())
 _ZH_PAIR = re.compile(
     rf"([{CJK_RANGES}\w·\-]{{1,20}}?)\s*(?:和|与|跟|同|及|还是|对比|vs)\s*([{CJK_RANGES}\w·\-]{{1,20}}?)\s*"
     r"(?:的|有|之间|相比|哪|谁|分别|各|比较|区别|不同|差别|异同|在|是|？|\?|$)"
@@ -58,6 +61,12 @@ def _predicate(question: str, entities: list[str]) -> str:
     return " ".join(dict.fromkeys(rest.split()))
 
 
+def _says_of(rest: str) -> bool:
+    """The words after a name go on saying what it is: a noun ("rock bands") or another nationality or faith."""
+    following = (rest.split() or [""])[0]
+    return (following.islower() and following not in _NOT_A_NOUN) or re.fullmatch(DEMONYM_WORD, following) is not None
+
+
 def _en_pair(question: str) -> list[str]:
     """The two capitalised names around 'or' / 'and' / 'vs', e.g. 'Which is older, Lyon or Turin?'."""
     tail = question.rsplit(",", 1)[-1] if "," in question else question
@@ -71,9 +80,16 @@ def _en_pair(question: str) -> list[str]:
     first, second = _AUXILIARY.sub("", left[-1].strip()), right[0].strip()
     if first.lower() in _SENTENCE_START or second.lower() in _SENTENCE_START or not first:
         return []
-    ending = tail[m.end() :].rstrip(" ?？")
-    if ending.endswith(second) and len(second.split()) >= 3 and _DEMONYM.search(second):
-        second = second.rsplit(" ", 1)[0]  # "Are both X and Wayne Black British?": British is what is asked
+    # "Are both X and Wayne Black British?", "... and Nine Lashes American Christian rock bands?": the nationality
+    # or faith after the second name is what is asked of both.
+    rest = tail[m.end() :].rstrip(" ?？")
+    rest = rest[rest.find(second) + len(second) :]
+    while _DEMONYM.search(second) and (
+        (not rest.strip() and len(second.split()) >= 3)  # at the end: "Wayne Black British", not "Ryan Sarafian"
+        or (len(second.split()) >= 2 and _says_of(rest))
+    ):
+        rest = second[second.rfind(" ") :] + rest
+        second = second.rsplit(" ", 1)[0]
     # The two names stand on either side of the conjunction: "Mickey Mouse and created Oswald the Lucky Rabbit"
     # joins two things one person did, it compares nothing.
     before = tail[: m.start()].rstrip(" \"'”’),")
