@@ -52,10 +52,11 @@ _ANTECEDENT_EN = re.compile(
 )
 
 # The same after a copula when the question word has its own noun: "In which county is | the town | in which
-# Raymond Robertsen was born", "What party was | the man | who repealed the Black Act": the town and the man are
-# the bridge; "Who was the director who ..." asks for the director and keeps it.
+# Raymond Robertsen was born", "What party was | the man | who repealed the Black Act", "How long is | the tidal
+# estuary | in which Branford is a town": the town, the man and the estuary are the bridge; "Who was the director
+# who ..." asks for the director and keeps it.
 _COPULA_ANTECEDENT_EN = re.compile(
-    r"^((?:\w+\s+)?(?:which|what)\s+(?:\w+\s+){1,2}(?:is|was|are|were))\s+(?:the|a|an)\s+\w+(?:\s+\w+)?"
+    r"^((?:\w+\s+)?(?:(?:which|what)\s+(?:\w+\s+){1,2}|how\s+\w+\s+)(?:is|was|are|were))\s+(?:the|a|an)\s+\w+(?:\s+\w+)?"
     r"(?:\s+(?:in|on|at|of|by))?$",
     re.I,
 )
