@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentrag.agent.planner import rule_plan
+from agentrag.agent.units import block_units
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
@@ -186,3 +187,10 @@ def test_the_answer_is_followed_by_what_it_is(settings: Settings, embedder: Embe
         answer = kb.ask("Which LA Galaxy player was the first openly gay, actively playing team sport athlete?")
     assert answer.short_answer == "Robbie Rogers"
     assert "soccer player" in answer.answer
+
+
+def test_a_table_row_leaves_out_its_empty_cells() -> None:
+    """A scraped table's empty cells ("Score: ,") are not shown as pairs; the row still has its cells to answer."""
+    (row,) = block_units(1, "| Player | Score | Team |\n|---|---|---|\n| Rory McIlroy |  | Europe |")
+    assert row.text == "Player: Rory McIlroy, Team: Europe"
+    assert row.kind == "row"

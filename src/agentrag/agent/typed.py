@@ -163,7 +163,7 @@ def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
         # The thing asked about stands under the header of what is asked ("Owns: Kestrel" for "who owns
         # Kestrel"): the row's key says who or what has it ("Team: Data Platform").
         return list(unit.cells[:1])
-    cells = [(h, v) for h, v in unit.cells[1:] if not asked(part, v)]
+    cells = [(h, v) for h, v in unit.cells[1:] if v.strip() and not asked(part, v)]  # an empty cell holds nothing
     named = [(h, v) for h, v in cells if wanted & unit_tokens(h)]
     if named:
         return named

@@ -54,7 +54,12 @@ def strip_footnotes(text: str) -> str:
 
 
 def _cells(line: str) -> list[str]:
-    return [c for c in _CELL_SPLIT.split(line.strip().strip("|")) if c != ""]
+    """The cells of a table line, empty ones kept in place (a scraped table's row "| Rory McIlroy |  | Europe |"
+    has as many cells as its header)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return _CELL_SPLIT.split(inner.strip())
 
 
 def _is_table(lines: list[str]) -> bool:
@@ -76,7 +81,8 @@ def _table_units(block: int, lines: list[str], start: int, caption: str = "") ->
             continue  # a markdown separator row
         pairs = tuple(zip(header, cells, strict=False))
         # A comma joins the pairs: a row is one statement, and ";" would end a sentence at the citation check.
-        text = ("，" if has_cjk(line) else ", ").join(f"{h}: {v}" for h, v in pairs)
+        # An empty cell says nothing: "Score: , Team: Arsenal" is shown as "Team: Arsenal".
+        text = ("，" if has_cjk(line) else ", ").join(f"{h}: {v}" for h, v in pairs if v.strip())
         out.append(Unit(block, text, "row", start + i, pairs, unit_tokens(text) | about))
     return out
 
