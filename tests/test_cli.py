@@ -503,3 +503,17 @@ def test_ingest_sync_deletes_what_left_the_folder_and_json_says_so(tmp_path: Pat
     assert [Path(h["source"]).name for h in json.loads(output)["hits"]] == ["travel.md"]
     code, output = run("docs", "list", "--home", home, "--json")
     assert {Path(x["source"]).name for x in json.loads(output)["documents"]} == {"errors.md", "travel.md"}
+
+
+def test_serve_says_how_to_get_a_key_while_there_is_none(tmp_path: Path) -> None:
+    """A first `agentrag serve` shows a page with no knowledge base until a key is pasted: it says how to make one,
+    and stops saying so once a key exists."""
+    from agentrag.cli.service import key_hint
+
+    home = tmp_path / "home"
+    hint = key_hint(home)
+    assert hint is not None
+    assert "agentrag keys create --admin" in hint
+    code, _ = run("keys", "create", "--admin", "--home", str(home))
+    assert code == 0
+    assert key_hint(home) is None

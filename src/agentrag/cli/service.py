@@ -59,7 +59,22 @@ def serve(
         "(web page at /, API docs at /docs)"
     )
     model_free_notice(settings, False)
+    if (hint := key_hint(settings.home)) is not None:
+        err.print(hint)
     run(settings, host, port, workers)
+
+
+def key_hint(home: Path) -> str | None:
+    """What to do first when the service has no key yet: the web page and the API show nothing without one."""
+    from agentrag.server.keys import KeyStore
+
+    with KeyStore(home) as store:
+        if store.list():
+            return None
+    return (
+        "No API key yet: the web page and the API need one. Create it with `agentrag keys create --admin` "
+        "(it is printed once) and paste it into the page."
+    )
 
 
 def _keys(home: Path | None) -> KeyStore:
