@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from agentrag.agent.kind import DEMONYM_WORD
+from agentrag.agent.kind import DEMONYM_WORD, DEMONYMS
 from agentrag.text.tokenize import CJK_RANGES, has_cjk
 
 QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》")
@@ -48,7 +48,7 @@ def predicate(question: str, entities: list[str]) -> str:
 def _says_of(rest: str) -> bool:
     """The words after a name go on saying what it is: a noun ("rock bands") or another nationality or faith."""
     following = (rest.split() or [""])[0]
-    return (following.islower() and following not in _NOT_A_NOUN) or re.fullmatch(DEMONYM_WORD, following) is not None
+    return (following.islower() and following not in _NOT_A_NOUN) or following in DEMONYMS
 
 
 def _en_pair(question: str) -> list[str]:
@@ -94,10 +94,7 @@ def comparison_entities(question: str) -> list[str]:
             b = m.group(2).strip()
             if a and b and a != b and _zh_compared(question, m):
                 return [a, b]
-        listed = [p.strip() for p in re.split(r"[、]", question) if p.strip()]
-        if len(listed) >= 3:
-            return []  # a list inside a sentence is ambiguous without a model; keep the question whole
-        return []
+        return []  # a list inside a sentence ("A、B、C") is ambiguous without a model: the question stays whole
     return _en_pair(question) or _difference_pair(question)
 
 

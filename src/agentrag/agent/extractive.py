@@ -167,12 +167,12 @@ class ExtractiveSynthesizer:
         """The opening sentence of the passage about what the answer names, when none of it is shown yet: what the
         answer is ("Robbie Rogers" → "Robbie Rogers is an American soccer player")."""
         out: list[Unit] = []
+        shown = {u.block for u in taken}
         for part in assessment.parts:
             lead = part.lead
             if lead is None or part.part.answer_type not in _NAMED or has_cjk(lead[0]):
                 continue
             key = normalize_for_match(lead[0])
-            shown = {u.block for u in taken}
             for unit in selector.units:
                 title = selector.title(unit.block)
                 if unit.block not in shown and unit not in out and key and title.startswith(key):

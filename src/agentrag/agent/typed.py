@@ -275,7 +275,6 @@ def _phrase(span: str) -> str | None:
     return " ".join(words) or None
 
 
-# Places that hold other places: a sentence naming none may name a place inside the one asked for.
 # A question that ends with its question word: "... a series of mysterious killings and what?".
 _ENDS_ASKING = re.compile(r"(?P<lead>(?:[\w'’!-]+\s+){1,2})(?:what|whom|who)\s*\??\s*$", re.I)
 CLOZE_WORDS = 6  # the most words a phrase completing a question is given

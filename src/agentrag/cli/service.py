@@ -59,16 +59,14 @@ def serve(
         "(web page at /, API docs at /docs)"
     )
     model_free_notice(settings, False)
-    if (hint := key_hint(settings.home)) is not None:
+    if (hint := key_hint(home)) is not None:
         err.print(hint)
     run(settings, host, port, workers)
 
 
-def key_hint(home: Path) -> str | None:
+def key_hint(home: Path | None) -> str | None:
     """What to do first when the service has no key yet: the web page and the API show nothing without one."""
-    from agentrag.server.keys import KeyStore
-
-    with KeyStore(home) as store:
+    with _keys(home) as store:
         if store.list():
             return None
     return (
