@@ -44,24 +44,10 @@ STEPS = [
 
 
 def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
-    from agentrag.eval.data import load_dataset
-    from agentrag.eval.runner import eval_kb_name
-    from agentrag.kb import KnowledgeBase, shared_embedder
-    from agentrag.settings import load_settings
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hybrid_same import open_eval_kb
 
-    settings = load_settings(args.home)
-    embedder = shared_embedder(settings.embedder)
-    dataset = load_dataset(args.data, None)
-    queries = [q.text for q in dataset.queries]
-    name = eval_kb_name(dataset, settings, embedder.name)
-    kb = KnowledgeBase.open(name, settings=settings, embedder=embedder, create=False, search_cache=False)
-    vectors_file = Path(args.vectors)
-    if vectors_file.exists():
-        vectors = np.load(vectors_file)
-    else:
-        vectors = np.asarray(embedder.embed_queries(queries), dtype=np.float32)
-        np.save(vectors_file, vectors)
-    return kb, queries, vectors
+    return open_eval_kb(args.home, args.data, None, Path(args.vectors))
 
 
 def _time_steps(spent: dict[str, float]) -> None:

@@ -50,22 +50,27 @@ def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
         settings = scale.settings_for(args.scale, "http://127.0.0.1:9/v1")  # query vectors given: never called
         kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
         return kb, queries, scale.embed(queries, scale._projection())
+    return open_eval_kb(args.home, args.data, args.limit, Path(args.vectors))
+
+
+def open_eval_kb(home: str, data: str, limit: int | None, vectors_file: Path) -> tuple[Any, list[str], np.ndarray]:
+    """The dataset's eval knowledge base (as `agentrag eval` built it under `home`), its queries, and their vectors,
+    embedded once and kept in `vectors_file` so that every version searches with the same ones."""
     from agentrag.eval.data import load_dataset
     from agentrag.eval.runner import eval_kb_name
-    from agentrag.kb import shared_embedder
+    from agentrag.kb import KnowledgeBase, shared_embedder
     from agentrag.settings import load_settings
 
-    settings = load_settings(args.home)
+    settings = load_settings(home)
     embedder = shared_embedder(settings.embedder)
-    dataset = load_dataset(args.data, args.limit)
+    dataset = load_dataset(data, limit)
     queries = [q.text for q in dataset.queries]
     name = eval_kb_name(dataset, settings, embedder.name)
     kb = KnowledgeBase.open(name, settings=settings, embedder=embedder, create=False, search_cache=False)
-    vectors_file = Path(args.vectors)
     if vectors_file.exists():
         vectors = np.load(vectors_file)
     else:
-        vectors = np.asarray(kb.embedder.embed_queries(queries), dtype=np.float32)
+        vectors = np.asarray(embedder.embed_queries(queries), dtype=np.float32)
         np.save(vectors_file, vectors)
     return kb, queries, vectors
 
