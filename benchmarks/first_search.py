@@ -158,7 +158,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         dense = steps.run("dense query", lambda: store.search_dense(vectors[0], 50))
         first = retriever.fuse({"bm25": bm25, "dense": dense})
         steps.run("feedback", lambda: retriever._feedback(vectors[0], first, 50, None))
-        steps.run("chunks", lambda: store.get_chunks([k for k, _ in retriever._dedupe(first, 10)]))
+        steps.run("chunks", lambda: _distinct_chunks(retriever, store, first))
         steps.run("hybrid", lambda: kb.search(queries[0], 10, Channel.HYBRID, query_vector=vectors[0]))
     if args.more:
 
@@ -206,6 +206,15 @@ def _print(label: str, result: dict[str, Any]) -> None:
             f"{sum(r['cpu_s'] for r in first):.3f} s CPU, {sum(r['read_mb'] for r in first):.1f} MB read; "
             f"RSS after it {first[-1]['VmRSS']} MB (anon {first[-1]['RssAnon']}, file {first[-1]['RssFile']})"
         )
+
+
+def _distinct_chunks(retriever: Any, store: Any, first: list[tuple[int, float]]) -> Any:
+    """The chunks of the first 10 distinct hits, as the version of the code at hand reads them (since 2026-12-03
+    de-duplication reads them itself; before, it asked for fingerprints and the chunks were read after)."""
+    head = getattr(retriever, "_distinct_head", None)
+    if head is not None:
+        return head(first, 10)[1]
+    return store.get_chunks([k for k, _ in retriever._dedupe(first, 10)])
 
 
 def main() -> None:

@@ -37,7 +37,8 @@ STEPS = [
     ("agentrag.store.sqlite.store", "SQLiteStore", "search_dense"),
     ("agentrag.retrieve.hybrid", "Retriever", "fuse"),
     ("agentrag.store.sqlite.store", "SQLiteStore", "get_vectors"),
-    ("agentrag.retrieve.hybrid", "Retriever", "_dedupe"),
+    ("agentrag.retrieve.hybrid", "Retriever", "_dedupe"),  # up to 2026-12-03 (fingerprints, then the chunks)
+    ("agentrag.retrieve.hybrid", "Retriever", "_distinct_head"),  # since: de-duplication reads the hits' chunks
     ("agentrag.store.sqlite.store", "SQLiteStore", "get_chunks_by_key"),
     ("agentrag.retrieve.hybrid", "Retriever", "_hits"),
 ]
@@ -57,7 +58,9 @@ def _time_steps(spent: dict[str, float]) -> None:
 
     for module, cls_name, name in STEPS:
         cls = getattr(importlib.import_module(module), cls_name)
-        raw = cls.__dict__[name]
+        raw = cls.__dict__.get(name)
+        if raw is None:  # a step of another version of the code
+            continue
         static = isinstance(raw, staticmethod)
         func = raw.__func__ if static else raw
 

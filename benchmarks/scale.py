@@ -437,8 +437,11 @@ def main() -> None:
                 "MKL_NUM_THREADS": threads,
             }
             measured = subprocess.run(
-                cmd + (["--no-peers"] if args.no_peers else []), check=True, capture_output=True, text=True, env=env
+                cmd + (["--no-peers"] if args.no_peers else []), capture_output=True, text=True, env=env
             )
+            if measured.returncode != 0:  # the measuring process's own error, not only its exit status
+                sys.stderr.write(measured.stderr)
+                raise SystemExit(f"{root}: the measuring process failed (exit status {measured.returncode})")
             row = {**built, **json.loads(measured.stdout.strip().splitlines()[-1])}
             print(json.dumps(row), flush=True)
             rows.append(row)

@@ -19,8 +19,10 @@ from agentrag.types import ChannelScore, Chunk, Hit, SearchFilter, trusted
 from agentrag.vocab import Channel
 
 
-def _chunk(key: int) -> Chunk:
-    return Chunk(chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text=f"text {key}", fingerprint=f"fp{key}")
+def _chunk(key: int, fingerprint: str | None = None) -> Chunk:
+    return Chunk(
+        chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text=f"text {key}", fingerprint=fingerprint or f"fp{key}"
+    )
 
 
 def test_trusted_builds_what_model_construct_builds() -> None:
@@ -84,6 +86,7 @@ class _Store:
         self.duplicates = duplicates
         self.bm25_threads: list[str] = []
         self.fingerprints_asked: list[int] = []
+        self.chunks_asked: list[list[int]] = []
 
     def search_bm25(self, tokens: list[str], k: int, flt: SearchFilter | None, weight: float) -> ChannelResult:
         self.bm25_threads.append(threading.current_thread().name)
@@ -95,12 +98,16 @@ class _Store:
         self.scan()
         return [(key, 1.0 - key / 100) for key in range(self.keys)][:k]
 
+    def _fingerprint(self, key: int) -> str:
+        return f"fp{key // 2 if self.duplicates else key}"
+
     def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
         self.fingerprints_asked += keys
-        return {key: f"fp{key // 2 if self.duplicates else key}" for key in keys}
+        return {key: self._fingerprint(key) for key in keys}
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
-        return {key: _chunk(key) for key in keys}
+        self.chunks_asked.append(list(keys))
+        return {key: _chunk(key, self._fingerprint(key)) for key in keys}
 
 
 def _busy(ms: float) -> Any:
@@ -154,6 +161,11 @@ def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
     hits = _search(retriever, times=1, k=5)
     assert [h.key for h in hits] == [0, 2, 4, 6, 8]
     assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
-    assert len(store.fingerprints_asked) < 200  # fingerprints only as far as the walk went
+    # The chunks decide by their own fingerprints, read only as far as the walk went, once: the store is asked for
+    # no fingerprints apart and for no chunks again when the hits are built.
+    assert store.fingerprints_asked == []
+    assert len(store.chunks_asked) == 1
+    assert len(store.chunks_asked[0]) < 200
+    assert hits[4].chunk.fingerprint == "fp4"
     assert set(hits[0].channels) == {"bm25", "dense"}
     assert hits[0].channels["dense"].rank == 1

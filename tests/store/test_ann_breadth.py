@@ -74,7 +74,10 @@ class _Store:
         return {key: f"fp{key}" for key in keys}
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
-        return {key: Chunk(chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text="t") for key in keys}
+        return {
+            key: Chunk(chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text="t", fingerprint=f"fp{key}")
+            for key in keys
+        }
 
 
 @pytest.mark.parametrize(("settings", "feedback_ef"), [({}, 64), ({"feedback_ef_search": 20}, 20)])

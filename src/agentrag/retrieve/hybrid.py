@@ -288,17 +288,23 @@ class Retriever:
         depth = max(self.settings.candidates, k)
         per_channel = self.channels(query, channel, depth, flt, query_vector)
         fused = self.fuse(per_channel)
+        chunks: dict[int, Chunk] | None = None
         if self.settings.dedupe and fused:
-            # Without a reranker only the first k survivors are ever used (the floor below drops a tail of a list
-            # sorted by score), so de-duplication stops there.
-            fused = self._dedupe(fused, None if self.reranker is not None else k)
+            if self.reranker is None:
+                # Only the first k survivors are ever used (the floor below drops a tail of a list sorted by
+                # score), so de-duplication stops there, and the chunks it reads are the hits'.
+                fused, chunks = self._distinct_head(fused, k)
+            else:
+                fused = self._dedupe(fused)
         if self.settings.relevance_floor > 0:
             fused = [(key, score) for key, score in fused if score >= self.settings.relevance_floor]
         rerank_scores: dict[int, float] = {}
         if self.reranker is not None and fused:
             fused, rerank_scores = self._rerank(query, fused)
         top = fused[:k]
-        return self._hits(top, self.store.get_chunks_by_key([key for key, _ in top]), per_channel, rerank_scores)
+        if chunks is None:
+            chunks = self.store.get_chunks_by_key([key for key, _ in top])
+        return self._hits(top, chunks, per_channel, rerank_scores)
 
     @staticmethod
     def _hits(
@@ -324,27 +330,44 @@ class Retriever:
             hits.append(trusted(Hit, hit))
         return hits
 
-    def _dedupe(self, fused: list[tuple[int, float]], limit: int | None = None) -> list[tuple[int, float]]:
-        """The fused list without hits whose fingerprint a better hit has (or no fingerprint: deleted since),
-        cut at `limit` survivors; fingerprints are asked for a slice at a time, as far as the walk goes: as many as
-        survivors are still wanted (at least 32), so a search without duplicates asks for exactly its k."""
+    def _dedupe(self, fused: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The fused list without hits whose fingerprint a better hit has (or no fingerprint: deleted since)."""
+        prints = self.store.chunk_fingerprints([key for key, _ in fused])
         seen: set[str] = set()
         out: list[tuple[int, float]] = []
-        start = 0
-        while start < len(fused):
-            step = len(fused) if limit is None else max(limit - len(out), 32)
-            part = fused[start : start + step]
-            start += step
-            prints = self.store.chunk_fingerprints([key for key, _ in part])
-            for key, score in part:
-                fp = prints.get(key)
-                if fp is None or fp in seen:
-                    continue
+        for key, score in fused:
+            fp = prints.get(key)
+            if fp is not None and fp not in seen:
                 seen.add(fp)
                 out.append((key, score))
-                if len(out) == limit:
-                    return out
         return out
+
+    def _distinct_head(
+        self, fused: list[tuple[int, float]], limit: int
+    ) -> tuple[list[tuple[int, float]], dict[int, Chunk]]:
+        """The first `limit` hits of the fused list whose chunk's fingerprint no better hit has (a key with no
+        chunk, deleted since, skipped), and their chunks. The chunks are read a slice at a time, as far as the walk
+        goes: as many as survivors are still wanted (at least 32), so a search without duplicates reads exactly
+        its k, once, and asks the store for no fingerprints apart (one call where there were two: a round trip
+        less on a remote store)."""
+        seen: set[str] = set()
+        out: list[tuple[int, float]] = []
+        kept: dict[int, Chunk] = {}
+        start = 0
+        while start < len(fused):
+            part = fused[start : start + max(limit - len(out), 32)]
+            start += len(part)
+            chunks = self.store.get_chunks_by_key([key for key, _ in part])
+            for key, score in part:
+                chunk = chunks.get(key)
+                if chunk is None or chunk.fingerprint in seen:
+                    continue
+                seen.add(chunk.fingerprint)
+                out.append((key, score))
+                kept[key] = chunk
+                if len(out) == limit:
+                    return out, kept
+        return out, kept
 
     def _rerank(self, query: str, fused: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[int, float]]:
         assert self.reranker is not None
