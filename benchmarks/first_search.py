@@ -16,7 +16,7 @@ and the resident memory after it, split into anonymous and file-backed):
     bm25 query  the first BM25 search (k=50)
     dense query the first dense search (k=50)
     feedback    the feedback vectors read and the second dense search
-    chunks      fingerprints of the fused candidates and the ten chunks fetched
+    chunks      de-duplication of the fused candidates and the chunks of the first ten distinct ones
     hybrid      one whole hybrid search (everything is open now)
     200 more    the 200 scale queries, hybrid, one after the other
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, cast
 
@@ -22,6 +20,7 @@ from agentrag.cache import Cache, cache_key
 from agentrag.embed.base import Embedder
 from agentrag.errors import RerankError
 from agentrag.rerank.base import Reranker
+from agentrag.retrieve import overlap
 from agentrag.retrieve.fusion import rrf, score_fusion
 from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult, Store
@@ -31,61 +30,6 @@ from agentrag.types import Channel, ChannelScore, Chunk, Hit, SearchFilter, trus
 from agentrag.vocab import Ranking
 
 log = logging.getLogger(__name__)
-
-# Runs the BM25 channel beside the dense one. Shared by every retriever of the process; BM25 calls are
-# short (milliseconds), so a few workers keep up with many concurrent searches.
-_CHANNEL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-bm25")
-# Below this vector-scan time (a moving average of the scan's own CPU time, so a busy machine, where no core is
-# idle to overlap on, does not make it look long) the thread hand-off costs more than the overlap saves:
-# measured on 2 cores, overlapping won 0.5 ms on 9.4k exact vectors and lost 0.3 ms on 1.4k.
-_OVERLAP_MIN_MS = 0.4
-
-
-class _InFlight:
-    """Counts the searches running in this process: overlapping channels only helps when cores are idle,
-    so under concurrent load (the service) every search runs its channels one after the other."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self._count += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._count -= 1
-
-    def alone(self) -> bool:
-        return self._count <= 1
-
-
-_searching = _InFlight()
-
-
-class _Cores:
-    """Whether a core is free to overlap on: the one-minute load average at most the core count less one, read
-    at most once a second. On a busy machine the hand-off only waits for a core (measured at load 10 on 2 cores:
-    0.5 ms more CPU and 7.4 against 1.9 ms wall per hybrid search at 10k chunks)."""
-
-    def __init__(self) -> None:
-        self._checked = -1.0
-        self._idle = False
-
-    def idle(self) -> bool:
-        now = time.monotonic()
-        if self._checked < 0 or now - self._checked > 1.0:
-            self._checked = now
-            try:
-                load = os.getloadavg()[0]
-            except (AttributeError, OSError):  # no load average here (Windows): assume a free core
-                load = 0.0
-            self._idle = load <= (os.cpu_count() or 1) - 1
-        return self._idle
-
-
-_cores = _Cores()
 
 
 class Retriever:
@@ -106,7 +50,9 @@ class Retriever:
         self.rerank_top_n = rerank_top_n
         self.cache = cache
         self.namespace = namespace  # tells knowledge bases apart in a shared cache
-        self._dense_ms = 0.0  # moving average of the vector scan's CPU ms, to decide whether BM25 runs beside it
+        # Moving averages of the vector scan's and of BM25's CPU ms, to decide whether BM25 runs beside the scan.
+        self._dense_ms = 0.0
+        self._bm25_ms = 0.0
         one_blas_thread()
 
     def _encode(self, query: str) -> npt.NDArray[np.float32]:
@@ -136,23 +82,23 @@ class Retriever:
     ) -> dict[str, ChannelResult]:
         """Raw per-channel results (keys and scores, best first), with dense feedback in hybrid mode.
 
-        When the vector scan is long enough to pay for the hand-off (an HNSW search, a large exact scan) and a
-        core is free, BM25 runs in a worker thread meanwhile: SQLite and numpy both release the GIL, so the
-        channels overlap on two cores. The query is embedded first, never beside BM25: the embedder's threads
-        use every core."""
+        When the vector scan and BM25 are both long enough to pay for the hand-off (a large corpus: an HNSW search
+        beside long postings) and a core is free, BM25 runs in a worker thread meanwhile: SQLite, numpy and
+        usearch release the GIL, so the channels overlap on two cores. The query is embedded first, never beside
+        BM25: the embedder's threads use every core."""
         out: dict[str, ChannelResult] = {}
         tokens = tokenize_query(query) if channel in (Channel.HYBRID, Channel.BM25) else []
         if channel == Channel.BM25:
-            out[Ranking.BM25] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+            out[Ranking.BM25] = self._bm25(tokens, depth, flt)
             return out
         vector = query_vector if query_vector is not None else self.embed_query(query)
         bm25: Future[ChannelResult] | None = None
-        with _searching:
+        with overlap.searching:
             if channel == Channel.HYBRID:
-                if self._dense_ms >= _OVERLAP_MIN_MS and _searching.alone() and _cores.idle():
-                    bm25 = _CHANNEL_POOL.submit(self.store.search_bm25, tokens, depth, flt, self.settings.title_weight)
+                if overlap.worth_it(self._dense_ms, self._bm25_ms):
+                    bm25 = overlap.POOL.submit(self._bm25, tokens, depth, flt)
                 else:
-                    out[Ranking.BM25] = self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+                    out[Ranking.BM25] = self._bm25(tokens, depth, flt)
             started = time.thread_time()
             dense = self.store.search_dense(vector, depth, flt)
             self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.thread_time() - started) * 1000
@@ -165,6 +111,14 @@ class Retriever:
             if feedback:
                 out[Ranking.FEEDBACK] = feedback
         return out
+
+    def _bm25(self, tokens: list[str], depth: int, flt: SearchFilter | None) -> ChannelResult:
+        """The BM25 channel, its CPU time (in the thread it runs in) added to the moving average."""
+        started = time.thread_time()
+        try:
+            return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
+        finally:
+            self._bm25_ms = 0.8 * self._bm25_ms + 0.2 * (time.thread_time() - started) * 1000
 
     def _feedback(
         self,
