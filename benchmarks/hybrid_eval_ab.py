@@ -2,16 +2,20 @@
 `agentrag eval SET --task retrieval` reports, measured side by side on a shared, loaded machine.
 
     python benchmarks/hybrid_eval_ab.py --before /work/main/src --after src --home HOME --data ../shared/data/hotpotqa
+    python benchmarks/hybrid_eval_ab.py --before /work/main/src --after src --scale WORK/n10000/home \
+        --data ../shared/data
     (--home-after COPY: the second version searches a copy; --stages: each version also times the search's steps;
     --hybrid-only: no BM25 and dense search of the query before its hybrid one, so the first round is cold)
 
 Each version runs in an interpreter of its own (`PYTHONPATH=<src>`) that stays open for the whole run, on the
 knowledge base `agentrag eval SET --home HOME` built (only read). Per query it searches as `run_retrieval` does:
-BM25, dense, then hybrid, k = 60, the query vector given; only the hybrid search is timed, by its thread's CPU
-time and by the clock. The driver hands both versions the same slice of 50 queries in turn (the order swapped at
-every slice), so a busy spell of the machine falls on both; a round is the 600 queries once. Per round and version:
-the p50 of the hybrid search's CPU and wall ms, and with `--stages` the median wall ms of each step (the store's
-calls and the retriever's own steps, timed by wrappers that add a little to each).
+BM25, dense, then hybrid, k = 60, the query vector given; only the hybrid search is timed, by the process's CPU
+time (every thread: BM25 may run in a worker beside the vector scan) and by the clock. With `--scale HOME` the
+knowledge base is `benchmarks/scale.py`'s synthetic one, with its 200 queries and hashed vectors, k = 10. The
+driver hands both versions the same slice of 50 queries in turn (the order swapped at every slice), so a busy
+spell of the machine falls on both; a round is every query once. Per round and version: the p50 of the hybrid
+search's CPU and wall ms, and with `--stages` the median wall ms of each step (the store's calls and the
+retriever's own steps, timed by wrappers that add a little to each).
 """
 
 from __future__ import annotations
@@ -48,6 +52,15 @@ def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
     sys.path.insert(0, str(Path(__file__).parent))
     from hybrid_same import open_eval_kb
 
+    if args.scale:
+        import scale
+
+        from agentrag.kb import KnowledgeBase
+
+        queries = scale._queries(args.data)
+        settings = scale.settings_for(args.scale, "http://127.0.0.1:9/v1")  # query vectors given: never called
+        kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
+        return kb, queries, scale.embed(queries, scale._projection())
     return open_eval_kb(args.home, args.data, None, Path(args.vectors))
 
 
@@ -78,6 +91,13 @@ def _time_steps(spent: dict[str, float]) -> None:
         setattr(cls, name, staticmethod(timed) if static else timed)
 
 
+def _scale_queries(data: Path) -> int:
+    sys.path.insert(0, str(Path(__file__).parent))
+    import scale
+
+    return len(scale._queries(data))
+
+
 def child(args: argparse.Namespace) -> None:
     """One version: answers each slice the driver sends with the hybrid searches' CPU and wall ms (and steps)."""
     from agentrag.vocab import Channel
@@ -97,9 +117,9 @@ def child(args: argparse.Namespace) -> None:
             for channel in () if args.hybrid_only else (Channel.BM25, Channel.DENSE):
                 kb.search(queries[i], args.k, channel, query_vector=vectors[i])
             spent.clear()
-            wall, cpu = time.perf_counter(), time.thread_time()
+            wall, cpu = time.perf_counter(), time.process_time()
             kb.search(queries[i], args.k, Channel.HYBRID, query_vector=vectors[i])
-            out["cpu"].append((time.thread_time() - cpu) * 1000)
+            out["cpu"].append((time.process_time() - cpu) * 1000)
             out["wall"].append((time.perf_counter() - wall) * 1000)
             for step, seconds in spent.items():
                 out[step].append(seconds * 1000)
@@ -108,7 +128,8 @@ def child(args: argparse.Namespace) -> None:
 
 
 def _start(args: argparse.Namespace, src: Path, home: Path, vectors: Path) -> subprocess.Popen[str]:
-    cmd = [sys.executable, __file__, "--child", "--home", str(home), "--data", str(args.data), "-k", str(args.k)]
+    where = ["--scale" if args.scale else "--home", str(home)]
+    cmd = [sys.executable, __file__, "--child", *where, "--data", str(args.data), "-k", str(args.k)]
     cmd += ["--vectors", str(vectors)] + (["--stages"] if args.stages else [])
     cmd += ["--hybrid-only"] if args.hybrid_only else []
     env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
@@ -139,10 +160,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", type=Path, help="the src folder of the first version")
     parser.add_argument("--after", type=Path, help="the src folder of the second version")
-    parser.add_argument("--home", type=Path, required=True, help="the --home that `agentrag eval` built the set in")
-    parser.add_argument("--home-after", type=Path, help="a copy of --home for --after")
-    parser.add_argument("--data", type=Path, required=True, help="the dev set's folder")
-    parser.add_argument("-k", type=int, default=60, help="hits per search (60, as the eval)")
+    parser.add_argument("--home", type=Path, help="the --home that `agentrag eval` built the set in")
+    parser.add_argument("--scale", type=Path, help="instead: a knowledge base home built by benchmarks/scale.py")
+    parser.add_argument("--home-after", type=Path, help="a copy of --home (or --scale) for --after")
+    parser.add_argument("--data", type=Path, required=True, help="the dev set's folder (with --scale: all of them)")
+    parser.add_argument("-k", type=int, help="hits per search (default: 60, as the eval; 10 with --scale)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="also time each step of the hybrid search")
     parser.add_argument("--hybrid-only", action="store_true", help="search each query through hybrid only")
@@ -154,13 +176,18 @@ def main() -> None:
         return
     if not (args.before and args.after):
         parser.error("give --before and --after")
+    if not (args.home or args.scale):
+        parser.error("give --home (an eval knowledge base) or --scale (scale.py's)")
+    if args.k is None:
+        args.k = 10 if args.scale else 60
+    home = args.scale or args.home
     with tempfile.TemporaryDirectory() as tmp:
         vectors = Path(tmp) / "q.npy"
         procs = {
-            "before": _start(args, args.before, args.home, vectors),
-            "after": _start(args, args.after, args.home_after or args.home, vectors),
+            "before": _start(args, args.before, home, vectors),
+            "after": _start(args, args.after, args.home_after or home, vectors),
         }
-        n = len(np.load(vectors))
+        n = len(np.load(vectors)) if args.home else _scale_queries(args.data)
         p50s: dict[str, list[tuple[float, float]]] = {name: [] for name in procs}
         for round_ in range(args.rounds):
             load = os.getloadavg()[0]

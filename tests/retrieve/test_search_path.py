@@ -176,8 +176,15 @@ def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
     # The chunks decide by their own fingerprints, read only as far as the walk went, once: the store is asked for
     # no fingerprints apart and for no chunks again when the hits are built.
     assert store.fingerprints_asked == []
-    assert len(store.chunks_asked) == 1
-    assert len(store.chunks_asked[0]) < 200
+    assert sum(len(asked) for asked in store.chunks_asked) < 20
     assert hits[4].chunk.fingerprint == "fp4"
+
+
+def test_a_search_without_duplicates_reads_exactly_its_k_chunks_once() -> None:
+    store = _Store(lambda: None, keys=200)
+    hits = _search(_retriever(store, candidates=200), times=1, k=10)
+    assert [h.key for h in hits] == list(range(10))
+    assert store.chunks_asked == [list(range(10))]
+    assert store.fingerprints_asked == []
     assert set(hits[0].channels) == {"bm25", "dense"}
     assert hits[0].channels["dense"].rank == 1
