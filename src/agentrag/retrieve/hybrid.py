@@ -309,7 +309,7 @@ class Retriever:
         out: list[tuple[int, float]] = []
         kept: dict[int, Chunk] = {}
         start = 0
-        while start < len(fused):
+        while start < len(fused) and len(out) < limit:  # each slice takes at least one candidate: the walk ends
             part = fused[start : start + limit - len(out)]
             start += len(part)
             chunks = self.store.get_chunks_by_key([key for key, _ in part])
