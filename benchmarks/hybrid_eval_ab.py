@@ -50,17 +50,10 @@ STEPS = [
 
 def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
     sys.path.insert(0, str(Path(__file__).parent))
-    from hybrid_same import open_eval_kb
+    from hybrid_same import open_eval_kb, open_scale_kb
 
     if args.scale:
-        import scale
-
-        from agentrag.kb import KnowledgeBase
-
-        queries = scale._queries(args.data)
-        settings = scale.settings_for(args.scale, "http://127.0.0.1:9/v1")  # query vectors given: never called
-        kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
-        return kb, queries, scale.embed(queries, scale._projection())
+        return open_scale_kb(args.scale, args.data)
     return open_eval_kb(args.home, args.data, None, Path(args.vectors))
 
 

@@ -40,17 +40,23 @@ AGREEMENT = 0.99  # issue 14: "top-10 agreement >= 0.99 on the dev sets"
 
 
 def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
+    if args.scale:
+        return open_scale_kb(args.scale, args.data)
+    return open_eval_kb(args.home, args.data, args.limit, Path(args.vectors))
+
+
+def open_scale_kb(home: Path, data: Path) -> tuple[Any, list[str], np.ndarray]:
+    """`benchmarks/scale.py`'s knowledge base under `home`, its queries (from the dev sets in `data`) and their
+    hashed vectors: the same for every version, no embeddings endpoint needed."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import scale
+
     from agentrag.kb import KnowledgeBase
 
-    if args.scale:
-        sys.path.insert(0, str(Path(__file__).parent))
-        import scale
-
-        queries = scale._queries(args.data)
-        settings = scale.settings_for(args.scale, "http://127.0.0.1:9/v1")  # query vectors given: never called
-        kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
-        return kb, queries, scale.embed(queries, scale._projection())
-    return open_eval_kb(args.home, args.data, args.limit, Path(args.vectors))
+    queries = scale._queries(data)
+    settings = scale.settings_for(home, "http://127.0.0.1:9/v1")  # query vectors given: never called
+    kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
+    return kb, queries, scale.embed(queries, scale._projection())
 
 
 def open_eval_kb(home: str, data: str, limit: int | None, vectors_file: Path) -> tuple[Any, list[str], np.ndarray]:

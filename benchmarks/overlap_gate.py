@@ -35,16 +35,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
-    import scale
+    from hybrid_same import open_scale_kb
 
-    from agentrag.kb import KnowledgeBase
     from agentrag.retrieve import overlap
     from agentrag.vocab import Channel
 
-    queries = scale._queries(args.data)
-    settings = scale.settings_for(args.scale, "http://127.0.0.1:9/v1")  # query vectors given: never called
-    kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
-    vectors = scale.embed(queries, scale._projection())
+    kb, queries, vectors = open_scale_kb(args.scale, args.data)
     for query, vector in zip(queries[:SLICE], vectors[:SLICE], strict=True):  # warm-up
         kb.search(query, 10, Channel.HYBRID, query_vector=vector)
     overlap._cores = _AlwaysIdle()  # type: ignore[assignment]
