@@ -109,6 +109,27 @@ def test_the_saved_index_is_reused_merged_on_optimize_and_rebuilt_if_damaged(
     assert "damaged BM25 index" in caplog.text
 
 
+def test_term_frequencies_take_one_byte_each_unless_one_passes_255(store: SQLiteStore) -> None:
+    """Half the postings' bytes on disk and in memory, the same scores: a chunk repeating a word 300 times
+    makes the saved frequencies two bytes again, and its score still equals FTS5's."""
+    import numpy as np
+
+    kb = store.path.parent
+    store.search_bm25(["alpha"], 5)
+    saved = kb / f"bm25-g{store.generation}"
+    assert np.load(saved / "tf_body.npy").dtype == np.uint8
+    assert np.load(saved / "tf_title.npy").dtype == np.uint8
+    put(store, "long", [" ".join(["river"] * 300 + ["alpha"])])
+    store.optimize()  # merged and saved: one body frequency is 300 now
+    saved = kb / f"bm25-g{store.generation}"
+    assert np.load(saved / "tf_body.npy").dtype == np.uint16
+    assert np.load(saved / "tf_title.npy").dtype == np.uint8
+    reopened = SQLiteStore(store.path)
+    got = reopened.search_bm25(["river", "alpha"], 100)
+    assert_same(got, fts5(reopened, ["river", "alpha"], 100))
+    assert "long" in {c.doc_id for c in reopened.get_chunks([k for k, _ in got])}
+
+
 def test_a_small_change_to_a_large_index_is_replayed_not_rewritten(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

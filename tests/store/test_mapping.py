@@ -8,9 +8,10 @@ import gc
 import mmap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from agentrag.store import dense
+from agentrag.store import dense, mapping
 from tests.store.test_dense_files import docs_for, open_store
 from tests.store.test_sqlite import put, unit
 
@@ -91,3 +92,38 @@ def test_a_view_keeps_its_mapping_while_it_is_searched_and_lets_it_go_after(tmp_
     del index, reopened, store
     gc.collect()
     assert not any(k.endswith(".usearch") for k in mappings(path.parent.resolve()))
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.sizes: list[int] = []
+
+    def write(self, chunk: memoryview) -> int:
+        self.sizes.append(len(chunk))
+        self.data += chunk
+        return len(chunk)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(300_000, dtype=np.int32),
+        np.arange(70_000, dtype=np.uint8) % 7,
+        np.zeros(0, dtype=np.float64),
+        np.arange(24, dtype=np.float32).reshape(4, 6),
+    ],
+)
+def test_a_file_read_scattered_is_np_saves_file_written_a_fault_window_at_a_time(
+    tmp_path: Path, array: np.ndarray
+) -> None:
+    """Written whole, a file sits in the page cache as folios of up to 2 MB, and every scattered page a search
+    reads maps its whole folio into the process; written in pieces, no more than the fault's own window."""
+    np.save(tmp_path / "numpy.npy", array, allow_pickle=False)
+    mapping.save_npy(tmp_path / "ours.npy", array)
+    assert (tmp_path / "ours.npy").read_bytes() == (tmp_path / "numpy.npy").read_bytes()
+    recorder = _Recorder()
+    mapping.write_pieces(recorder, array)  # type: ignore[arg-type]
+    assert bytes(recorder.data) == array.tobytes()
+    assert all(size <= mapping.WRITE_PIECE for size in recorder.sizes)
+    assert len(recorder.sizes) == -(-array.nbytes // mapping.WRITE_PIECE)

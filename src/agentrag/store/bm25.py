@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentrag.store.bm25_terms import TermTable, vocabulary
-from agentrag.store.mapping import Origin, map_npy, origin, will_read
+from agentrag.store.mapping import Origin, map_npy, origin, save_npy, will_read
 
 K1 = 1.2
 B = 0.75
@@ -48,6 +48,21 @@ FORMAT = "agentrag-bm25/3"
 FORMAT_2 = "agentrag-bm25/2"
 BOUND_TITLE_WEIGHT = 2.0  # the title weight the saved bounds assume (the default); others scale them
 PREFETCH_POSTINGS = 64  # postings from which a term's run is asked for at once (rows and frequencies together)
+TF_MAX = 65535  # a term frequency is capped here (FTS5 counts on; no chunk comes near it)
+
+# A term frequency array: uint8 when every frequency of the segment is below 256 (almost always: half the
+# postings' bytes, on disk and in memory, read and mapped at search), uint16 otherwise. The values are the same,
+# and so is every score.
+Counts = npt.NDArray[np.uint8] | npt.NDArray[np.uint16]
+
+
+def narrow_counts(counts: npt.NDArray[Any]) -> Counts:
+    """Term frequencies (capped at TF_MAX) in the narrowest of uint8 and uint16 that holds them all."""
+    top = int(counts.max()) if len(counts) else 0
+    if top <= np.iinfo(np.uint8).max:
+        return counts.astype(np.uint8)
+    capped: npt.NDArray[np.uint16] = np.minimum(counts, TF_MAX).astype(np.uint16)
+    return capped
 
 
 def fts5_tokens(text: str) -> list[str]:
@@ -64,8 +79,8 @@ class Segment:
     terms: Mapping[str, int]  # a dict while built in memory, a mapped `TermTable` once saved
     indptr: npt.NDArray[np.int64]  # term t's postings are [indptr[t], indptr[t + 1])
     rows: npt.NDArray[np.int32]
-    tf_title: npt.NDArray[np.uint16]
-    tf_body: npt.NDArray[np.uint16]
+    tf_title: Counts
+    tf_body: Counts
     # Per term: the largest f / (f + k1 * (1 - b + b * D / bound_avgdl)) over its postings, f taken with
     # BOUND_TITLE_WEIGHT; bound_avgdl is this segment's mean row length (see `bm25_topk.upper_bound`).
     bounds: npt.NDArray[np.float64]
@@ -104,13 +119,15 @@ class Segment:
             terms=terms,
             indptr=indptr,
             rows=np.asarray(post_row, dtype=np.int32)[order],
-            tf_title=np.minimum(np.asarray(post_title, dtype=np.int64), 65535).astype(np.uint16)[order],
-            tf_body=np.minimum(np.asarray(post_body, dtype=np.int64), 65535).astype(np.uint16)[order],
+            tf_title=np.asarray(post_title, dtype=np.int64)[order],
+            tf_body=np.asarray(post_body, dtype=np.int64)[order],
         )
 
     @classmethod
     def of(cls, **arrays: Any) -> Segment:
-        """A segment of the given postings, its per-term bounds computed from them."""
+        """A segment of the given postings (term frequencies narrowed: `narrow_counts`), its per-term bounds
+        computed from them."""
+        arrays["tf_title"], arrays["tf_body"] = narrow_counts(arrays["tf_title"]), narrow_counts(arrays["tf_body"])
         lengths = arrays["lengths"]
         avgdl = float(lengths.mean(dtype=np.float64)) if len(lengths) else 0.0
         avgdl = avgdl if avgdl > 0 else 1.0
@@ -131,11 +148,11 @@ class Segment:
             for where, array in zip(self.origins, arrays, strict=True):
                 will_read(where, lo, hi, array.itemsize)
 
-    def postings(self, token: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16], npt.NDArray[np.uint16]]:
+    def postings(self, token: str) -> tuple[npt.NDArray[np.int32], Counts, Counts]:
         t = self.terms.get(token)
         if t is None:
             empty = np.zeros(0, dtype=np.int32)
-            return empty, empty.astype(np.uint16), empty.astype(np.uint16)
+            return empty, self.tf_title[:0], self.tf_body[:0]
         lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
         return self.rows[lo:hi], self.tf_title[lo:hi], self.tf_body[lo:hi]
 
@@ -150,7 +167,7 @@ class Segment:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         for name in self._ARRAYS:
-            np.save(tmp / f"{name}.npy", getattr(self, name), allow_pickle=False)
+            save_npy(tmp / f"{name}.npy", getattr(self, name))
         TermTable.write(tmp, vocabulary(self.terms))
         meta = {
             "format": FORMAT,
@@ -245,8 +262,8 @@ def merge(main: Segment, live: npt.NDArray[np.bool_] | None, recent: Segment) ->
 def term_bounds(
     indptr: npt.NDArray[np.int64],
     rows: npt.NDArray[np.int32],
-    tf_title: npt.NDArray[np.uint16],
-    tf_body: npt.NDArray[np.uint16],
+    tf_title: Counts,
+    tf_body: Counts,
     lengths: npt.NDArray[np.int32],
     avgdl: float,
 ) -> npt.NDArray[np.float64]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentrag.store.mapping import map_file, map_npy
+from agentrag.store.mapping import map_file, map_npy, save_npy, write_pieces
 
 FILES = ("terms.bin", "term_offsets.npy", "term_hashes.npy", "term_table.npy")
 
@@ -64,10 +64,11 @@ class TermTable(Mapping[str, int]):
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
         hashes = np.fromiter((_hash(e) for e in encoded), dtype=np.uint32, count=len(encoded))
-        (directory / "terms.bin").write_bytes(b"".join(encoded))
-        np.save(directory / "term_offsets.npy", offsets, allow_pickle=False)
-        np.save(directory / "term_hashes.npy", hashes, allow_pickle=False)
-        np.save(directory / "term_table.npy", _table(hashes), allow_pickle=False)
+        with (directory / "terms.bin").open("wb") as out:
+            write_pieces(out, b"".join(encoded))
+        save_npy(directory / "term_offsets.npy", offsets)
+        save_npy(directory / "term_hashes.npy", hashes)
+        save_npy(directory / "term_table.npy", _table(hashes))
 
     @classmethod
     def load(cls, directory: Path) -> TermTable:

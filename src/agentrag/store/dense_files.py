@@ -21,6 +21,7 @@ import numpy.typing as npt
 from agentrag.store import dense_codes
 from agentrag.store.dense import ExactIndex, Keys, Matrix, UsearchIndex, top_k
 from agentrag.store.dense_codes import Int8Codes, codes_path
+from agentrag.store.mapping import write_pieces
 
 _MAGIC = b"AGRDNS01"
 _HEADER = struct.Struct("<8sqq")  # magic, rows, dim
@@ -63,7 +64,8 @@ def write_exact(path: Path, keys: Keys, matrix: Matrix) -> None:
             out.write(_HEADER.pack(_MAGIC, len(keys), matrix.shape[1] if matrix.ndim == 2 else 0))
             out.write(keys.tobytes())
             for start in range(0, len(order), 65536):  # rows in key order, a slice at a time
-                out.write(np.ascontiguousarray(matrix[order[start : start + 65536]], dtype="<f4").tobytes())
+                # in pieces (`mapping`): a search reads the rows of its candidates, scattered over the file
+                write_pieces(out, np.ascontiguousarray(matrix[order[start : start + 65536]], dtype="<f4"))
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -7,6 +7,13 @@ and maps most of the file on the first search after open: seconds of reading at 
 it counted in the process's resident memory. `MADV_RANDOM` reads only the page asked for; a range about to be
 read whole is asked for with `MADV_WILLNEED` (one large read, in the background). Where the OS has neither
 advice the mapping is used as it is.
+
+How a file was written matters too. A page fault maps every page already cached around it (64 KB), and the
+whole folio the page is in: a file written in one large `write` sits in the page cache as folios of up to
+2 MB (ext4 on Linux 6.16 and later), so each scattered read of it then counts up to 2 MB in the process's
+memory. The files read that way are written `WRITE_PIECE` at a time (`write_pieces`, `save_npy`): on the
+1M scale index, 200 searches left 387 MB of postings resident from files written whole, 150 MB from files
+written in pieces (BENCHMARKS.md, issue 14).
 """
 
 from __future__ import annotations
@@ -14,10 +21,29 @@ from __future__ import annotations
 import contextlib
 import mmap
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
+
+WRITE_PIECE = 64 << 10  # the page fault's own window: no larger folio than a fault maps anyway
+
+
+def write_pieces(out: BinaryIO, data: Any) -> None:
+    """Write a bytes-like object (a contiguous array too) `WRITE_PIECE` bytes at a time."""
+    raw = memoryview(data).cast("B")
+    for start in range(0, len(raw), WRITE_PIECE):
+        out.write(raw[start : start + WRITE_PIECE])
+
+
+def save_npy(path: Path, array: npt.NDArray[Any]) -> None:
+    """The file `np.save` writes (format 1.0, no pickles), written in pieces for scattered mapped reads."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.hasobject:
+        raise ValueError(f"{path.name}: an array of objects")
+    with path.open("wb") as out:
+        np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(array))
+        write_pieces(out, array.reshape(-1).view(np.uint8))
 
 
 def advise(mapped: mmap.mmap, advice: str, start: int = 0, length: int | None = None) -> None:
