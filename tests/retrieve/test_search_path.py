@@ -188,3 +188,50 @@ def test_a_search_without_duplicates_reads_exactly_its_k_chunks_once() -> None:
     assert store.fingerprints_asked == []
     assert set(hits[0].channels) == {"bm25", "dense"}
     assert hits[0].channels["dense"].rank == 1
+
+
+class _Reversing:
+    """A reranker that prefers the passages the first stage ranked last (scores by the key in the text)."""
+
+    name = "reversing"
+
+    def __init__(self) -> None:
+        self.passages: list[list[str]] = []
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        self.passages.append(passages)
+        return [float(text.split()[-1]) for text in passages]
+
+
+def test_a_reranked_search_reads_each_chunk_once_and_reranks_the_distinct_head() -> None:
+    # Keys 2i and 2i+1 share a fingerprint: the head of 6 is the better of each of the first 6 pairs.
+    store = _Store(lambda: None, keys=200, duplicates=True)
+    reranker = _Reversing()
+    retriever = Retriever(
+        store,
+        embedder=None,  # type: ignore[arg-type]
+        settings=RetrievalSettings(feedback_docs=0, candidates=200),
+        reranker=reranker,
+        rerank_top_n=6,
+    )
+    hits = _search(retriever, times=1, k=4)
+    assert reranker.passages == [[f"text {key}" for key in (0, 2, 4, 6, 8, 10)]]
+    assert [h.key for h in hits] == [10, 8, 6, 4]
+    assert [h.rerank_score for h in hits] == [10.0, 8.0, 6.0, 4.0]
+    asked = [key for keys in store.chunks_asked for key in keys]
+    assert len(asked) == len(set(asked)) < 20  # every chunk read once: the reranker's and the hits' are the same
+    assert store.fingerprints_asked == []
+
+
+def test_hits_past_the_rerankers_head_come_with_their_chunks() -> None:
+    store = _Store(lambda: None, keys=200)
+    retriever = Retriever(
+        store,
+        embedder=None,  # type: ignore[arg-type]
+        settings=RetrievalSettings(feedback_docs=0, candidates=200, dedupe=False),
+        reranker=_Reversing(),
+        rerank_top_n=3,
+    )
+    hits = _search(retriever, times=1, k=5)
+    assert [h.key for h in hits] == [2, 1, 0, 3, 4]
+    assert [h.chunk.text for h in hits] == [f"text {key}" for key in (2, 1, 0, 3, 4)]

@@ -244,20 +244,21 @@ class Retriever:
         fused = self.fuse(per_channel)
         chunks: dict[int, Chunk] | None = None
         if self.settings.dedupe and fused:
-            if self.reranker is None:
-                # Only the first k survivors are ever used (the floor below drops a tail of a list sorted by
-                # score), so de-duplication stops there, and the chunks it reads are the hits'.
-                fused, chunks = self._distinct_head(fused, k)
-            else:
-                fused = self._dedupe(fused)
+            # Only the first k survivors are ever used, or the reranker's head when it is longer (the floor below
+            # drops a tail of a list sorted by score; the reranker reorders its head, and the hits come from it
+            # whenever it holds k), so de-duplication stops there, and the chunks it reads are those the reranker
+            # scores and the hits show: read once.
+            limit = k if self.reranker is None else max(k, self.rerank_top_n)
+            fused, chunks = self._distinct_head(fused, limit)
         if self.settings.relevance_floor > 0:
             fused = [(key, score) for key, score in fused if score >= self.settings.relevance_floor]
         rerank_scores: dict[int, float] = {}
         if self.reranker is not None and fused:
-            fused, rerank_scores = self._rerank(query, fused)
+            fused, rerank_scores, chunks = self._rerank(query, fused, chunks)
         top = fused[:k]
-        if chunks is None:
-            chunks = self.store.get_chunks_by_key([key for key, _ in top])
+        unread = [key for key, _ in top if chunks is None or key not in chunks]  # none after de-duplication
+        if chunks is None or unread:
+            chunks = {**(chunks or {}), **self.store.get_chunks_by_key(unread)}
         return self._hits(top, chunks, per_channel, rerank_scores)
 
     @staticmethod
@@ -283,18 +284,6 @@ class Retriever:
             hit["rerank_score"] = rerank_scores.get(key)
             hits.append(trusted(Hit, hit))
         return hits
-
-    def _dedupe(self, fused: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """The fused list without hits whose fingerprint a better hit has (or no fingerprint: deleted since)."""
-        prints = self.store.chunk_fingerprints([key for key, _ in fused])
-        seen: set[str] = set()
-        out: list[tuple[int, float]] = []
-        for key, score in fused:
-            fp = prints.get(key)
-            if fp is not None and fp not in seen:
-                seen.add(fp)
-                out.append((key, score))
-        return out
 
     def _distinct_head(
         self, fused: list[tuple[int, float]], limit: int
@@ -324,17 +313,22 @@ class Retriever:
                     return out, kept
         return out, kept
 
-    def _rerank(self, query: str, fused: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    def _rerank(
+        self, query: str, fused: list[tuple[int, float]], chunks: dict[int, Chunk] | None
+    ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, Chunk]]:
+        """The reranker's order of the fused head (the rest after it), its scores, and the chunks read: those
+        `chunks` holds already (de-duplication read them) or the head's."""
         assert self.reranker is not None
         head, rest = fused[: self.rerank_top_n], fused[self.rerank_top_n :]
-        chunks = self.store.get_chunks_by_key([key for key, _ in head])
+        if chunks is None:
+            chunks = self.store.get_chunks_by_key([key for key, _ in head])
         head = [(key, score) for key, score in head if key in chunks]
         try:
             scores = self.reranker.score(query, [chunks[key].text for key, _ in head])
         except RerankError as exc:
             # A failing reranker must not lose the retrieval: the fused order stands.
             log.warning("reranker %s failed, keeping the fused order: %s", self.reranker.name, exc)
-            return fused, {}
+            return fused, {}, chunks
         by_key = {key: s for (key, _), s in zip(head, scores, strict=True)}
         reordered = sorted(head, key=lambda kv: -by_key[kv[0]])
-        return reordered + rest, by_key
+        return reordered + rest, by_key, chunks
