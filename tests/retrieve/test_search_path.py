@@ -86,7 +86,6 @@ class _Store:
         self.keys = keys
         self.duplicates = duplicates
         self.bm25_threads: list[str] = []
-        self.fingerprints_asked: list[int] = []
         self.chunks_asked: list[list[int]] = []
 
     def search_bm25(self, tokens: list[str], k: int, flt: SearchFilter | None, weight: float) -> ChannelResult:
@@ -102,10 +101,6 @@ class _Store:
 
     def _fingerprint(self, key: int) -> str:
         return f"fp{key // 2 if self.duplicates else key}"
-
-    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
-        self.fingerprints_asked += keys
-        return {key: self._fingerprint(key) for key in keys}
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         self.chunks_asked.append(list(keys))
@@ -174,8 +169,7 @@ def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
     assert [h.key for h in hits] == [0, 2, 4, 6, 8]
     assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
     # The chunks decide by their own fingerprints, read only as far as the walk went, once: the store is asked for
-    # no fingerprints apart and for no chunks again when the hits are built.
-    assert store.fingerprints_asked == []
+    # no chunks again when the hits are built.
     assert sum(len(asked) for asked in store.chunks_asked) < 20
     assert hits[4].chunk.fingerprint == "fp4"
 
@@ -185,7 +179,6 @@ def test_a_search_without_duplicates_reads_exactly_its_k_chunks_once() -> None:
     hits = _search(_retriever(store, candidates=200), times=1, k=10)
     assert [h.key for h in hits] == list(range(10))
     assert store.chunks_asked == [list(range(10))]
-    assert store.fingerprints_asked == []
     assert set(hits[0].channels) == {"bm25", "dense"}
     assert hits[0].channels["dense"].rank == 1
 
@@ -220,7 +213,6 @@ def test_a_reranked_search_reads_each_chunk_once_and_reranks_the_distinct_head()
     assert [h.rerank_score for h in hits] == [10.0, 8.0, 6.0, 4.0]
     asked = [key for keys in store.chunks_asked for key in keys]
     assert len(asked) == len(set(asked)) < 20  # every chunk read once: the reranker's and the hits' are the same
-    assert store.fingerprints_asked == []
 
 
 def test_hits_past_the_rerankers_head_come_with_their_chunks() -> None:

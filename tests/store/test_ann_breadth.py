@@ -70,9 +70,6 @@ class _Store:
     def get_vectors(self, keys: list[int]) -> np.ndarray:
         return np.eye(4, dtype=np.float32)[: len(keys)]
 
-    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
-        return {key: f"fp{key}" for key in keys}
-
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         return {
             key: Chunk(chunk_id=f"d{key}#0", doc_id=f"d{key}", position=0, text="t", fingerprint=f"fp{key}")

@@ -343,9 +343,6 @@ class MilvusStore:
             return key, chunk_from_row(row, doc)
         return None
 
-    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
-        return {k: str(row["fingerprint"]) for k, (row, _) in self._by_key(keys, ["key", "fingerprint"]).items()}
-
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         found = self._by_key(keys, ["key", "vec"])
         rows = [found[k][0]["vec"] for k in keys if k in found]

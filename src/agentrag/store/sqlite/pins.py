@@ -1,5 +1,5 @@
 """The generation one search holds: read once at its start (`SearchGeneration.searching`), then reused by its
-steps (the dense and BM25 indexes, the fingerprints), where each step read it again before (a SQLite round trip
+steps (the dense and BM25 indexes, the chunks), where each step read it again before (a SQLite round trip
 each, five per hybrid search).
 
 A write committed meanwhile, here or in another process, is seen by the next search, as one committed just after

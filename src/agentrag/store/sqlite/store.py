@@ -26,7 +26,6 @@ from agentrag.store.sqlite.chunks import CHUNK_SQL, ChunkReader, chunk_from_row
 from agentrag.store.sqlite.connection import Writer, connect, unreadable
 from agentrag.store.sqlite.derived import DerivedIndexes
 from agentrag.store.sqlite.filters import allowed_keys
-from agentrag.store.sqlite.fingerprints import Fingerprints
 from agentrag.store.sqlite.listing import DOC_COLUMNS, document_from_row, document_query_sql
 from agentrag.store.sqlite.pins import SearchGeneration
 from agentrag.store.sqlite.schema import (
@@ -84,7 +83,6 @@ class SQLiteStore:
         self._read_con = connect(self.path, self._settings, read_only=True)
         self._read_lock = threading.Lock()
         self._text_index = TextIndex(self.path.parent) if self._settings.bm25_index else None
-        self._fingerprints = Fingerprints(self._con, self._generation)
         self._chunks = ChunkReader(self._con, self._generation)
 
     # ------------------------------------------------------------------ transactions and meta
@@ -374,10 +372,6 @@ class SQLiteStore:
         with self._lock:
             rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.doc_id=? ORDER BY c.position", (doc_id,)).fetchall()
         return [self._chunk(r) for r in rows]
-
-    def chunk_fingerprints(self, keys: list[int]) -> dict[int, str]:
-        with self._lock:
-            return self._fingerprints.get(keys) if keys else {}
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
