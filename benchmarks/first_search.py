@@ -20,6 +20,11 @@ and the resident memory after it, split into anonymous and file-backed):
     hybrid      one whole hybrid search (everything is open now)
     200 more    the 200 scale queries, hybrid, one after the other
 
+With `--resave` each version first saves the knowledge base's BM25 segment again, as the end of a build writes it
+(loaded, its postings taken whole, the term frequencies as uint16 as every build before uint8 counts made them,
+then `Segment.of` and `save` of that version): the files as they lie in the page cache
+right after a build, which decides how much of them a scattered read maps (store/mapping.py).
+
 With `--whole` the first search is timed as scale.py does (open, then one `KnowledgeBase.search`), no steps.
 File-backed resident memory is listed per file of the knowledge base (/proc/self/smaps): clean pages of mapped
 files, which the kernel drops under memory pressure, but which count in RSS once touched.
@@ -188,6 +193,29 @@ def _one(src: Path | None, kb: Path, args: argparse.Namespace, cold: bool) -> di
     return result
 
 
+def resave(kb: Path) -> None:
+    """Save the BM25 segment of `kb`'s knowledge base again with the code on this interpreter's path."""
+    import numpy as np
+
+    from agentrag.store.bm25 import Segment
+
+    for folder in sorted((kb / "kbs" / "scale").glob("bm25-g*")):
+        if not folder.is_dir() or folder.name.count(".tmp"):
+            continue
+        saved, generation = Segment.load(folder)
+        arrays = {name: np.array(getattr(saved, name)) for name in ("keys", "lengths", "indptr", "rows")}
+        # As the builds before uint8 counts made them: each version's `Segment.of` keeps or narrows these.
+        arrays |= {name: np.array(getattr(saved, name), dtype=np.uint16) for name in ("tf_title", "tf_body")}
+        terms = {term: t for t, term in enumerate(saved.terms)}
+        del saved
+        Segment.of(terms=terms, **arrays).save(folder, generation)
+
+
+def _resave(src: Path | None, kb: Path) -> None:
+    env = {**os.environ, **({"PYTHONPATH": str(src.resolve())} if src is not None else {})}
+    subprocess.run([sys.executable, __file__, "--resave-child", "--kb", str(kb.resolve())], check=True, env=env)
+
+
 def _print(label: str, result: dict[str, Any]) -> None:
     load = " ".join(f"{x:.1f}" for x in result["load"])
     print(f"== {label} (load {load})")
@@ -233,8 +261,13 @@ def main() -> None:
     parser.add_argument("--more", action="store_true", help="then 200 more hybrid searches (RSS after them)")
     parser.add_argument("--json", type=Path, help="write every run's result here")
     parser.add_argument("--bm25-only", action="store_true", help="the BM25 steps only (200 more: BM25 searches)")
+    parser.add_argument("--resave", action="store_true", help="save the BM25 segment again first (see above)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--resave-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.resave_child:
+        resave(args.kb)
+        return
     if args.child:
         print(json.dumps(child(args)))
         return
@@ -248,6 +281,8 @@ def main() -> None:
         order = versions if round_ % 2 else versions[::-1]  # the order flips every round
         for temperature in temperatures:
             for name, src, kb in order:
+                if args.resave:
+                    _resave(src, kb)
                 result = _one(src, kb, args, temperature == "cold")
                 label = f"round {round_}, {name} ({src or 'default'}), {temperature}"
                 _print(label, result)
