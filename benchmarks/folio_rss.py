@@ -11,6 +11,7 @@ mapping's resident size (/proc/self/smaps):
     pieces    agentrag's `store.mapping.save_npy`: the same bytes, 64 KB per write
     read back `np.save`, then the file's pages dropped (`posix_fadvise(DONTNEED)`) and the file read once with
               `read()` (readahead builds large folios too)
+    cold      `np.save`, then the file's pages dropped: only what the mapping reads comes in, a page at a time
 
 A fault maps the whole folio of the page it reads, and the cached pages around it (64 KB): this is what decided
 the RSS at a million chunks (BENCHMARKS.md, "Memory at a million chunks"). Linux only.
@@ -34,13 +35,14 @@ def _write(path: Path, how: str, data: np.ndarray) -> None:
         save_npy(path, data)
         return
     np.save(path, data, allow_pickle=False)
-    if how == "read back":
+    if how in ("read back", "cold"):
         fd = os.open(path, os.O_RDONLY)
         try:
             os.fsync(fd)
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
+    if how == "read back":
         with path.open("rb") as handle:
             while handle.read(1 << 20):
                 pass
@@ -79,7 +81,7 @@ def main() -> None:
     data = np.arange(args.mb * (1 << 20) // 4, dtype=np.int32)
     path = (args.dir / f"folio_rss.{os.getpid()}.npy").resolve()
     try:
-        for how in ("whole", "pieces", "read back"):
+        for how in ("whole", "pieces", "read back", "cold"):
             _write(path, how, data)
             print(f"{how:10} {measure(path, args.reads):8.1f} MB resident of {path.stat().st_size / 2**20:.0f} MB")
             path.unlink()
