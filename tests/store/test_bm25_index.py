@@ -130,6 +130,23 @@ def test_term_frequencies_take_one_byte_each_unless_one_passes_255(store: SQLite
     assert "long" in {c.doc_id for c in reopened.get_chunks([k for k, _ in got])}
 
 
+def test_an_index_saved_with_two_byte_frequencies_is_read_as_it_is(store: SQLiteStore) -> None:
+    """Indexes saved before one-byte frequencies keep serving, unchanged on disk, with the same scores."""
+    import numpy as np
+
+    store.search_bm25(["alpha"], 5)
+    saved = store.path.parent / f"bm25-g{store.generation}"
+    for name in ("tf_title.npy", "tf_body.npy"):
+        np.save(saved / name, np.load(saved / name).astype(np.uint16), allow_pickle=False)
+    written = (saved / "tf_body.npy").stat().st_mtime_ns
+    reopened = SQLiteStore(store.path)
+    for tokens in (["alpha", "river"], ["北京", "gamma", "gamma"]):
+        assert_same(reopened.search_bm25(tokens, 10), fts5(reopened, tokens, 10))
+    assert (saved / "tf_body.npy").stat().st_mtime_ns == written
+    assert np.load(saved / "tf_body.npy").dtype == np.uint16
+    reopened.close()
+
+
 def test_a_small_change_to_a_large_index_is_replayed_not_rewritten(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
