@@ -239,6 +239,25 @@ def test_citation_check_keeps_supported_and_flags_the_rest() -> None:
     assert "how keys are rotated" in checked.text
 
 
+def test_a_sentence_attributed_to_its_sources_document_is_checked_on_the_rest_of_it() -> None:
+    """ "According to <title>, <date>: …" names the cited passage's document and date (its metadata, not its
+    text): the words after it are checked against the text, with no embedding, which every such sentence of a
+    "sources disagree" answer needed before. An attribution to another document is no support."""
+    passages = [
+        chunk(1, "| 城市类别 | 员工 |\n| --- | --- |\n| 一线城市 | 500 元/晚 |", date=dt.date(2024, 12, 20)),
+        chunk(2, "The hotel cap is 450 a night in tier-one cities.", date=dt.date(2024, 2, 20)),
+    ]
+    answer = (
+        "各来源说法不一，以较新的为准：\n据《Doc 1》（2024-12-20）：一线城市，员工: 500 元/晚。[1]\n"
+        "According to Doc 2, 2024-02-20: the hotel cap is 450 a night in tier-one cities.[2]\n"
+        "According to Doc 1, 2024-12-20: the hotel cap is 450 a night in tier-one cities.[2]"
+    )
+    checked = CitationChecker().check(answer, passages)
+    assert [c.n for c in checked.citations] == [1, 2]
+    assert checked.citations[1].quote == "The hotel cap is 450 a night in tier-one cities."
+    assert checked.unsupported == ["According to Doc 1, 2024-12-20: the hotel cap is 450 a night in tier-one cities."]
+
+
 def test_citation_markers_after_the_full_stop_stay_with_their_sentence() -> None:
     passages = [chunk(1, "员工出差住宿标准为每晚五百元。"), chunk(2, "报销单需在三十天内提交。")]
     checked = CitationChecker().check("住宿标准为每晚五百元。[1]报销单需在三十天内提交。[2]", passages)

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from agentrag.agent.attribution import without_attribution
 from agentrag.embed.base import Embedder
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.sentences import split_sentences
@@ -137,10 +138,12 @@ class CitationChecker:
                 if not 1 <= n <= len(passages):
                     verdict[n] = (False, "")
                     continue
-                ok, quote = self._lexically_supported(claim, passages[n - 1].text)
+                # A sentence attributed to the cited passage's document: the rest of it is the claim on its text.
+                said = without_attribution(claim, passages[n - 1]) or claim
+                ok, quote = self._lexically_supported(said, passages[n - 1].text)
                 verdict[n] = (ok, quote)
                 if not ok:
-                    pending.append((i, n, claim, passages[n - 1].text))
+                    pending.append((i, n, said, passages[n - 1].text))
             verdicts.append(verdict)
         for (i, n, _, _), result in zip(
             pending, self._semantically_supported([p[2] for p in pending], [p[3] for p in pending]), strict=True

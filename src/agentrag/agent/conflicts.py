@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from agentrag.agent.attribution import in_force_from
 from agentrag.agent.context import Context
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.selection import Scored
@@ -31,7 +32,6 @@ RIVAL_TARGET = 0.6
 # Only values that can be told apart by comparing them; names and lists differ between sources for other reasons.
 COMPARABLE = frozenset({AnswerType.NUMBER, AnswerType.DURATION, AnswerType.DATE, AnswerType.LEVEL})
 _NUMBER = re.compile(r"\d[\d,.]*")
-_TITLE_YEAR = re.compile(r"(?<!\d)(20\d\d|19\d\d)(?!\d)")
 
 
 def _words(unit: Unit) -> set[str]:
@@ -61,14 +61,6 @@ def _own_subjects(a: Unit, chunk_a: Chunk, b: Unit, chunk_b: Chunk) -> bool:
         return bool((title - other) & named) or bool(_PRONOUN_SUBJECT.match(unit.text))
 
     return own(a, title_a, title_b) and own(b, title_b, title_a)
-
-
-def in_force_from(chunk: Chunk) -> dt.date | None:
-    """When a source took effect, as far as can be told: its date, or else a year in its title."""
-    if chunk.date is not None:
-        return chunk.date
-    years = _TITLE_YEAR.findall(chunk.title)
-    return dt.date(int(max(years)), 1, 1) if years else None
 
 
 def _key(value: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from agentrag.agent.assess import Assessment, PartAnswer, assess
+from agentrag.agent.attribution import attribution
 from agentrag.agent.citations import attach_markers
 from agentrag.agent.context import Context
 from agentrag.agent.question import Constraint, analyze
@@ -221,13 +222,7 @@ class ExtractiveSynthesizer:
         for entry in part.conflict.conflict.values:
             unit = part.conflict.units[entry.n]
             shown.append(unit)
-            title = context.blocks[entry.n - 1].evidence.chunk.title
-            if zh:
-                prefix = f"据《{title}》（{entry.date.isoformat()}）：" if entry.date else f"据《{title}》："
-            else:
-                prefix = (
-                    f"According to {title}, {entry.date.isoformat()}: " if entry.date else f"According to {title}: "
-                )
+            prefix = attribution(context.blocks[entry.n - 1].evidence.chunk.title, entry.date, zh)
             lines.append(attach_markers(_ended(f"{prefix}{unit.text}", zh), [entry.n]))
         return lines
 
