@@ -1,9 +1,14 @@
+import io
+import marshal
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from agentrag.text.dates import find_date, parse_date
 from agentrag.text.fingerprint import fingerprint
 from agentrag.text.sentences import hard_wrap, split_sentences
-from agentrag.text.tokenize import tokenize, tokenize_query
+from agentrag.text.tokenize import _ensure_jieba, tokenize, tokenize_query
 
 
 def test_chinese_is_segmented_into_words_not_one_token() -> None:
@@ -11,6 +16,32 @@ def test_chinese_is_segmented_into_words_not_one_token() -> None:
     assert "北京大学" in tokens or "北京" in tokens
     assert "图书馆" in tokens
     assert len(tokens) >= 4
+
+
+def test_jiebas_dictionary_cache_is_read_in_one_piece(tmp_path: Path) -> None:
+    """jieba loads its 9 MB dictionary cache with `marshal.load(file)`, a few bytes per call through the file
+    object: 1.2-1.6 s of every process that tokenizes Chinese. The same object from one read takes 0.38 s."""
+    _ensure_jieba()
+    import jieba
+
+    cached = ({"北京": 3, "北京大学": 2, "大学": 4}, 9)
+    path = tmp_path / "jieba.cache"
+    path.write_bytes(marshal.dumps(cached))
+    calls: list[str] = []
+
+    class Counting(io.FileIO):
+        def read(self, size: int = -1) -> bytes:
+            calls.append("read")
+            return super().read(size)
+
+        def readinto(self, buffer: Any) -> int:
+            calls.append("readinto")
+            return super().readinto(buffer)
+
+    with Counting(path, "r") as handle:
+        assert jieba.marshal.load(handle) == cached
+    assert calls == ["read"]
+    assert jieba.lcut("北京大学的学生", HMM=False)[0] in ("北京大学", "北京")
 
 
 def test_search_mode_adds_sub_words_so_compounds_match_their_parts() -> None:

@@ -11,11 +11,13 @@ At query time a few more words are dropped: interrogatives and question scaffold
 from __future__ import annotations
 
 import logging
+import marshal
 import os
 import re
 import sys
 import threading
 from functools import lru_cache
+from typing import Any, BinaryIO
 
 import Stemmer
 
@@ -44,6 +46,21 @@ _jieba_lock = threading.Lock()
 _jieba_ready = False
 
 
+class _WholeFileMarshal:
+    """The `marshal` jieba is given: jieba loads its dictionary cache (a 9 MB file, one tuple) with
+    `marshal.load(file)`, which reads the file a few bytes at a time through Python's file object: 1.2-1.6 s of every
+    process that tokenizes Chinese (a CLI `search` or `ask` each time), where `marshal.loads` of the file read whole
+    makes the same object in 0.38 s (BENCHMARKS.md, issue 14)."""
+
+    dump = staticmethod(marshal.dump)
+    dumps = staticmethod(marshal.dumps)
+    loads = staticmethod(marshal.loads)
+
+    @staticmethod
+    def load(file: BinaryIO) -> Any:
+        return marshal.loads(file.read())
+
+
 def _ensure_jieba() -> None:
     """jieba loads its dictionary lazily and is not safe to initialise from two threads at once. It is imported
     here, not with this module: what only needs `has_cjk` (the CLI's start-up, the answer text) never loads it."""
@@ -55,6 +72,7 @@ def _ensure_jieba() -> None:
             import jieba
 
             jieba.setLogLevel(logging.WARNING)
+            jieba.marshal = _WholeFileMarshal  # the module global its cache load uses
             jieba.initialize()
             _jieba_ready = True
 
