@@ -136,9 +136,9 @@ def _zh_kind_word(question_word: str, rest: str) -> str | None:
 @lru_cache(maxsize=4096)
 def tagged(text: str) -> tuple[tuple[str, str], ...]:
     """The words of a Chinese text with their part of speech (jieba)."""
-    import jieba.posseg as pseg
+    from agentrag.agent.pos import posseg  # numpy and the tag files: not at import
 
-    return tuple((w.word, w.flag) for w in pseg.cut(text, HMM=False) if w.word.strip())
+    return tuple((w.word, w.flag) for w in posseg().cut(text, HMM=False) if w.word.strip())
 
 
 def _nominal(span: str) -> bool:

@@ -81,9 +81,9 @@ def capitalised_inside(texts: list[str]) -> frozenset[str]:
 def _name_candidates(sentence: str, names_inside: frozenset[str] | None = None) -> list[str]:
     found = [next(g for g in m.groups() if g).strip() for m in QUOTED.finditer(sentence)]
     if has_cjk(sentence):
-        import jieba.posseg as pseg
+        from agentrag.agent.pos import posseg  # numpy and the tag files: not at import
 
-        found.extend(w.word for w in pseg.cut(sentence) if w.flag in ("nr", "ns", "nt", "nz") and len(w.word) >= 2)
+        found.extend(w.word for w in posseg().cut(sentence) if w.flag in ("nr", "ns", "nt", "nz") and len(w.word) >= 2)
     for m in _PROPER_EN.finditer(sentence):
         if sentence[m.end() : m.end() + 3].lstrip().startswith((":", "：")):
             continue  # a field label ("Severity: SEV-2"), not a name

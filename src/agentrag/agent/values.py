@@ -106,11 +106,11 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[Value]:
 @lru_cache(maxsize=4096)
 def _zh_names(text: str, flags: frozenset[str]) -> tuple[Value, ...]:
     """Chinese names by part of speech (jieba): nr person, ns place, nt organisation, nz other proper noun."""
-    import jieba.posseg as pseg
+    from agentrag.agent.pos import posseg  # numpy and the tag files: not at import
 
     out: list[Value] = []
     pos = 0
-    for word in pseg.cut(text, HMM=False):  # the HMM guesses unknown words at many times the cost
+    for word in posseg().cut(text, HMM=False):  # the HMM guesses unknown words at many times the cost
         start = text.find(word.word, pos)
         if start < 0:
             continue
