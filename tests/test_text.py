@@ -8,7 +8,7 @@ import pytest
 from agentrag.text.dates import find_date, parse_date
 from agentrag.text.fingerprint import fingerprint
 from agentrag.text.sentences import hard_wrap, split_sentences
-from agentrag.text.tokenize import _ensure_jieba, tokenize, tokenize_query
+from agentrag.text.tokenize import ensure_jieba, tokenize, tokenize_query
 
 
 def test_chinese_is_segmented_into_words_not_one_token() -> None:
@@ -21,7 +21,7 @@ def test_chinese_is_segmented_into_words_not_one_token() -> None:
 def test_jiebas_dictionary_cache_is_read_in_one_piece(tmp_path: Path) -> None:
     """jieba loads its 9 MB dictionary cache with `marshal.load(file)`, a few bytes per call through the file
     object: 1.2-1.6 s of every process that tokenizes Chinese. The same object from one read takes 0.38 s."""
-    _ensure_jieba()
+    ensure_jieba()
     import jieba
 
     cached = ({"北京": 3, "北京大学": 2, "大学": 4}, 9)

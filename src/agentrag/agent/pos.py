@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from agentrag.store.bm25_terms import TermTable
 from agentrag.store.mapping import map_npy, save_npy
-from agentrag.text.tokenize import _ensure_jieba
+from agentrag.text.tokenize import ensure_jieba
 
 FORMAT = "agentrag-jieba-pos/1"
 _lock = threading.Lock()
@@ -143,7 +143,7 @@ def posseg() -> ModuleType:
         loaded = sys.modules.get("jieba.posseg")
         if loaded is not None:
             return loaded
-        _ensure_jieba()
+        ensure_jieba()
         import jieba
 
         tags = _tags(_dictionary(jieba))

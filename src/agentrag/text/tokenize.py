@@ -61,7 +61,7 @@ class _WholeFileMarshal:
         return marshal.loads(file.read())
 
 
-def _ensure_jieba() -> None:
+def ensure_jieba() -> None:
     """jieba loads its dictionary lazily and is not safe to initialise from two threads at once. It is imported
     here, not with this module: what only needs `has_cjk` (the CLI's start-up, the answer text) never loads it."""
     global _jieba_ready
@@ -121,8 +121,8 @@ def tokenize(text: str) -> list[str]:
     for m in _TOKEN_RE.finditer(text):
         cjk, word = m.group(1), m.group(2)
         if cjk:
-            _ensure_jieba()
-            import jieba  # already loaded by _ensure_jieba: a dictionary lookup
+            ensure_jieba()
+            import jieba  # already loaded by ensure_jieba: a dictionary lookup
 
             out.extend(t for t in jieba.lcut_for_search(cjk) if t.strip())
         else:
