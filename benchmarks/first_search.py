@@ -200,7 +200,7 @@ def resave(kb: Path) -> None:
     from agentrag.store.bm25 import Segment
 
     for folder in sorted((kb / "kbs" / "scale").glob("bm25-g*")):
-        if not folder.is_dir() or folder.name.count(".tmp"):
+        if not folder.is_dir() or ".tmp" in folder.name:  # a save in progress
             continue
         saved, generation = Segment.load(folder)
         arrays = {name: np.array(getattr(saved, name)) for name in ("keys", "lengths", "indptr", "rows")}
