@@ -49,3 +49,39 @@ def test_chinese_parts_of_speech_are_jiebas_own_read_from_mapped_files(tmp_path:
     made = (folders[0] / "tags.npy").stat().st_mtime_ns
     run()  # and read by the next process, not made again
     assert (folders[0] / "tags.npy").stat().st_mtime_ns == made
+
+
+_FIRST_CHINESE_WORK = r"""
+import sys
+from agentrag.agent.planner import rule_plan
+from agentrag.agent.zh_values import asked_unit
+from agentrag.agent import gap
+
+which = sys.argv[1]
+if which == "compare":
+    rule_plan("标准版和企业版有什么区别？", 4)
+elif which == "unit":
+    asked_unit("这座楼有多少平方米？")
+elif which == "words":
+    gap.words("北风实验室的出差住宿标准")
+import jieba
+from agentrag.text import tokenize
+assert jieba.marshal is tokenize._WholeFileMarshal, "jieba was set up outside ensure_jieba"
+print("ok")
+"""
+
+
+def test_chinese_questions_load_jieba_quietly_whatever_reads_them_first(tmp_path: Path) -> None:
+    """A comparison question is cut by the planner before anything is searched. jieba set up there by its own
+    `lcut` printed "Building prefix dict from the default dictionary ... Loading model cost 0.864 seconds" on the
+    user's terminal and read its cache the slow way; every agent module now goes through `text.tokenize.segment`."""
+    cache = Path(tempfile.gettempdir()) / "jieba.cache"
+    if cache.is_file():
+        shutil.copy(cache, tmp_path / "jieba.cache")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    for which in ("compare", "unit", "words"):
+        done = subprocess.run(
+            [sys.executable, "-c", _FIRST_CHINESE_WORK, which], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.stdout.strip() == "ok", (which, done.stderr)
+        assert "prefix dict" not in done.stderr and "Loading model" not in done.stderr, (which, done.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agentrag.agent.kind import DEMONYM_WORD, DEMONYMS
-from agentrag.text.tokenize import CJK_RANGES, has_cjk
+from agentrag.text.tokenize import CJK_RANGES, has_cjk, segment
 
 QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》")
 _CAP_WORD = r"[A-Z0-9][\w'’.&-]*"
@@ -122,12 +122,10 @@ def _zh_compared(question: str, pair: re.Match[str]) -> bool:
 
 def _word_at(text: str, at: int) -> str:
     """The word (jieba) that starts at this offset, or "" when the offset is inside a word."""
-    import jieba
-
     position = 0
-    for word in jieba.lcut(text, HMM=False):
+    for word in segment(text, hmm=False):
         if position == at:
-            return str(word)
+            return word
         if position > at:
             return ""
         position += len(word)

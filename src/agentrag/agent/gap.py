@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 
 from agentrag.agent.question import QuestionPart
-from agentrag.text.tokenize import has_cjk, tokenize
+from agentrag.text.tokenize import has_cjk, segment, tokenize
 from agentrag.vocab import AnswerType
 
 _QUESTION_WORDS_ZH = re.compile(r"什么|哪[些个里位年天]?|谁|多少|几|何|怎样|怎么|如何|为什么")
@@ -31,9 +31,7 @@ def words(text: str) -> list[str]:
 @lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
     if has_cjk(text):
-        import jieba
-
-        return tuple(w for w in jieba.lcut(text) if w.strip())
+        return tuple(w for w in segment(text) if w.strip())
     return tuple(re.findall(r"[\w'-]+", text))
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agentrag.text.tokenize import CJK_RANGES, has_cjk
+from agentrag.text.tokenize import CJK_RANGES, has_cjk, segment
 from agentrag.vocab import AnswerType
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -123,12 +123,10 @@ def _zh_names(text: str, flags: frozenset[str]) -> tuple[Value, ...]:
 def _dotted_names(text: str) -> list[Value]:
     """Transliterated names joined by a middle dot; the part before the first dot starts at its last word, so
     "比利时人欧内斯特·索尔维" gives "欧内斯特·索尔维"."""
-    import jieba
-
     out: list[Value] = []
     for m in _ZH_DOTTED.finditer(text):
         parts = re.split(r"[·・•]", m.group(0))
-        first = jieba.lcut(parts[0], HMM=False)[-1].lstrip(_NOT_IN_NAME)
+        first = segment(parts[0], hmm=False)[-1].lstrip(_NOT_IN_NAME)
         last = re.split(f"[{_NOT_IN_NAME}]", parts[-1], maxsplit=1)[0]
         start = m.start() + len(parts[0]) - len(first)
         end = m.end() - len(parts[-1]) + len(last)

@@ -17,7 +17,7 @@ from agentrag.agent.gap import tagged
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.values import Value
 from agentrag.text.fingerprint import normalize_for_match
-from agentrag.text.tokenize import has_cjk
+from agentrag.text.tokenize import has_cjk, segment
 from agentrag.vocab import AnswerType
 
 MAX_SLOT_NAME = 30  # a place or a list of names given whole from the gap, at most this long
@@ -46,13 +46,11 @@ def whole_slot(part: QuestionPart, slot: str, inside: list[Value]) -> bool:
 def asked_unit(question: str) -> tuple[str, bool] | None:
     """The unit or classifier a Chinese count question asks in ("多少平方米" → 平方米, "第几代" → 代, ordinal), or
     None when the question word is followed by no unit ("是多少")."""
-    import jieba
-
     m = _ASKED_COUNT.search(question)
     if m is None:
         return None
     rest = question[m.end() :]
-    following = [w for w in jieba.lcut(rest, HMM=False)[:1] if re.fullmatch(r"[\u4e00-\u9fff]{1,3}", w)]
+    following = [w for w in segment(rest, hmm=False)[:1] if re.fullmatch(r"[\u4e00-\u9fff]{1,3}", w)]
     if not following or following[0] in ("是", "的", "呢", "吗", "了", "为", "有"):
         return None
     unit = following[0]

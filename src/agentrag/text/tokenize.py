@@ -77,6 +77,15 @@ def ensure_jieba() -> None:
             _jieba_ready = True
 
 
+def segment(text: str, hmm: bool = True) -> list[str]:
+    """jieba's words of `text` (its default cut; `hmm`: new words found by its HMM). Every caller outside this module
+    goes through here, so jieba is always set up by `ensure_jieba`: quiet, its cache read whole, initialised once."""
+    ensure_jieba()
+    import jieba  # already loaded by ensure_jieba: a dictionary lookup
+
+    return [str(word) for word in jieba.lcut(text, HMM=hmm)]
+
+
 def _after_fork_in_child() -> None:
     """A forked ingest worker (`ingest.workers`) has only the forking thread: a lock another thread held at the
     fork would never be released there, so the locks jieba's loading takes are new ones."""
