@@ -36,3 +36,24 @@ def test_no_module_or_function_outgrows_one_concern() -> None:
                 if length > MAX_FUNCTION_LINES:
                     too_big.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
     assert not too_big, "\n".join(too_big)
+
+
+# jieba must be set up by `text.tokenize.ensure_jieba` (quiet, its cache read whole, initialised once under a lock):
+# its cut is reached through `text.tokenize.segment`, its tagger through `agent.pos.posseg`.
+JIEBA_DOORS = {"agentrag/text/tokenize.py", "agentrag/agent/pos.py"}
+
+
+def test_jieba_is_reached_only_through_its_doors() -> None:
+    elsewhere: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE.parent).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            else:
+                continue
+            if any(m == "jieba" or m.startswith("jieba.") for m in modules) and name not in JIEBA_DOORS:
+                elsewhere.append(f"{name}:{node.lineno}")
+    assert not elsewhere, "jieba imported outside text/tokenize.py and agent/pos.py: " + ", ".join(elsewhere)

@@ -84,4 +84,5 @@ def test_chinese_questions_load_jieba_quietly_whatever_reads_them_first(tmp_path
             [sys.executable, "-c", _FIRST_CHINESE_WORK, which], env=env, capture_output=True, text=True, timeout=300
         )
         assert done.stdout.strip() == "ok", (which, done.stderr)
-        assert "prefix dict" not in done.stderr and "Loading model" not in done.stderr, (which, done.stderr)
+        assert "prefix dict" not in done.stderr, (which, done.stderr)
+        assert "Loading model" not in done.stderr, (which, done.stderr)
