@@ -109,3 +109,15 @@ def test_supporting_sentences_come_from_the_page_the_question_names() -> None:
     context = build_context([red, green], "红石铁路", 2000, 8)
     answer = ExtractiveSynthesizer().answer("红石铁路沿线在地理位置有什么特点？", [], context, [])
     assert "地势平坦" in answer
+
+
+def test_a_condition_the_question_names_does_not_leave_its_closing_word_in_the_answer() -> None:
+    """ "未达标怎么办？" against "未达标时按 SLA 给予服务抵扣" answered "时按 SLA 给予服务抵扣": the sentence closes
+    the condition with 时, which the question leaves out. The answer starts after it; a word that only begins with
+    时 stays."""
+    from agentrag.agent.gap import slot_span
+
+    sla = "企业版提供 99.95% 的可用性 SLA，未达标时按 SLA 给予服务抵扣。"
+    assert slot_span("未达标怎么办？", sla) == "按 SLA 给予服务抵扣"
+    assert slot_span("超出配额怎么办？", "超出配额以后可以购买额外的请求包。") == "可以购买额外的请求包"
+    assert slot_span("会议安排在什么？", "会议安排在时间最早的周一。") == "时间最早的周一"

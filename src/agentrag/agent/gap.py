@@ -145,6 +145,11 @@ def _nominal(span: str) -> bool:
     return bool(words_tags) and all(flag.startswith(("n", "l", "j")) for _, flag in words_tags)
 
 
+# Words that close a condition ("未达标时", "毕业以后", "需要的话"): a question that names the condition leaves them out
+# ("未达标怎么办"), so the words after its anchor in the sentence open with one; the answer starts after it.
+_CONDITION_CLOSE = frozenset({"时", "时候", "的时候", "之时", "后", "以后", "之后", "的话"})
+
+
 def _zh_trim(question: str, gap_at: int, span: str) -> str:
     """A Chinese span without what only restates how the question joins the gap to its subject: the particle the
     question puts just before its question word ("由什么运载火箭" against "于1998年由长征三号乙" gives 长征三号乙), and
@@ -156,6 +161,10 @@ def _zh_trim(question: str, gap_at: int, span: str) -> str:
         cut = span.rindex(joint.group(0), 0, len(span) - 1) + 1
         if len(span) - cut >= 2:
             span = span[cut:]
+    lead = span.lstrip(" ，,：:")
+    first = segment(lead, hmm=False)[:1]
+    if first and first[0] in _CONDITION_CLOSE and len(lead) - len(first[0]) >= 2:
+        span = lead[len(first[0]) :]  # "未达标怎么办" against "未达标时按 SLA 给予服务抵扣": not "时按 SLA…"
     return zh_clean(span)
 
 
