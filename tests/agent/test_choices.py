@@ -38,6 +38,10 @@ from tests.agent.test_bridges import _ask
             ["Seine Meets Paris", "Great Old Amusement Parks"],
         ),
         ("Which is older, Lyon or Turin?", ["Lyon", "Turin"]),
+        (
+            "Between two scientists Ernst Messerschmid and Philippe Perrin, who is older?",
+            ["Ernst Messerschmid", "Philippe Perrin"],
+        ),
     ],
 )
 def test_the_options_a_question_names(question: str, named: list[str]) -> None:
@@ -52,6 +56,9 @@ def test_the_options_a_question_names(question: str, named: list[str]) -> None:
         "Cranium and Twin Tin Bots are both what?",
         # the last two of a longer list are no options
         "Which Nigerian footballer played in the top divisions in Italy, Spain, England and Germany?",
+        # the two contrasted, not one to pick ("Standard" was the short answer, from "China Standard Time")
+        "What is the difference between the Standard and Enterprise plans?",
+        "What are the similarities between Lyon and Turin?",
     ],
 )
 def test_names_joined_by_and_are_not_always_options(question: str) -> None:
@@ -183,3 +190,24 @@ def test_both_is_no_when_one_page_leaves_out_the_faith_asked_of_both(
     assert answer.short_answer is not None
     assert answer.short_answer.lower() == "no"
     assert "Deerhunter: no" in answer.answer
+
+
+PLANS = {
+    "standard.md": "# Standard plan\n\nThe Standard plan costs 3,000 yuan per month per tenant. Its availability "
+    "target is 99.9%, with no service credits. Maintenance windows are announced in China Standard Time.\n",
+    "enterprise.md": "# Enterprise plan\n\nThe Enterprise plan starts at 25,000 yuan per month on an annual "
+    "contract. It carries a 99.95% availability SLA with service credits.\n",
+}
+
+
+def test_a_difference_between_two_things_is_no_choice_of_one(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "What is the difference between A and B" contrasts the two: no short answer naming one of them ("Standard",
+    read off "China Standard Time"), and the sentences of both sides."""
+    (answer,) = _ask(
+        settings, embedder, tmp_path, PLANS, "What is the difference between the Standard and Enterprise plans?"
+    )
+    assert answer.short_answer is None
+    assert "3,000 yuan" in answer.answer
+    assert "25,000 yuan" in answer.answer

@@ -30,6 +30,8 @@ _CHOICE_TAIL = re.compile(
 )
 # "known by multiple names or nicknames", "or not": a yes/no question, not two named options.
 _NOT_OPTIONS = frozenset("not no neither any multiple many several some other more different both".split())
+# "What is the difference between A and B?": the two contrasted, not two options to pick one from.
+_CONTRAST = re.compile(r"\b(?:differences?|similarit(?:y|ies)|distinctions?)\s+between\b", re.I)
 _BETWEEN = re.compile(rf"(?i:\bbetween)\s+(?:two\s+\w+\s+)?(?P<a>{_NAME_AFTER})\s+and\s+(?P<b>{_NAME_AFTER})")
 # Two names joined by "and" that a which/who question picks from: after "of", "among" or a comma (with the kind
 # of thing they are between: "Of the retired tennis players A and B, which ..."), closing the clause.
@@ -64,7 +66,7 @@ def options(text: str, zh: bool) -> list[str]:
         words_b = tail.group("b").split()
         return [" ".join(tail.group("a").split()[-len(words_b) :]), " ".join(words_b)]
     between = _BETWEEN.search(text)
-    if between:
+    if between and not _CONTRAST.search(text):
         return [_bare(between.group("a")), _bare(between.group("b"))]
     return _listed_pair(text)
 
