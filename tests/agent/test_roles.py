@@ -446,3 +446,18 @@ def test_the_closest_passage_of_an_unanswered_question_is_the_best_scored_one() 
     assert (
         text.splitlines()[1] == "Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia[3]."
     )
+
+
+def test_an_unanswered_question_lists_each_closest_sentence_once() -> None:
+    """The two sides of a comparison are two parts, and both may rank the same sentence first: "What are the
+    differences between Standard and Enterprise?" listed "The only billing difference is …[1]" twice."""
+    context = veldonia()
+    assessment = assess(analyze(VELDONIA), context, [])
+    [part] = assessment.parts
+    part.verdict = "not_found"
+    assessment.parts.append(part)  # a second part whose best sentence is the first one's
+    text = ExtractiveSynthesizer(max_sentences=3).answer(VELDONIA, [], context, [], assessment=assessment)
+    closest = text.splitlines()[1]
+    best = "Hon. Mara Velt of the Green Forum is the current Leader of Opposition in Veldonia[3]."
+    assert closest.startswith(best)
+    assert closest.count(best) == 1

@@ -116,7 +116,9 @@ class ExtractiveSynthesizer:
         if weak or not assessment.answered:
             denials = assessment.denials
             limit = self.max_sentences - len(denials)
-            best = [s.unit for p in assessment.parts for s in p.ranked[:1] if s.unit not in denials][: max(limit, 0)]
+            # Each part's best, once: two parts (the two sides of a comparison) may rank the same sentence first.
+            best = _distinct([s.unit for p in assessment.parts for s in p.ranked[:1] if s.unit not in denials])
+            best = best[: max(limit, 0)]
             closest = best + self._mmr_fill(selector, question, subqueries, [*denials, *best], limit - len(best))
             weak_lines = [_denied(zh), self._join(denials, zh)] if denials else []
             weak_lines += [_not_answering(zh), self._join(closest, zh)]
