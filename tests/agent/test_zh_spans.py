@@ -121,3 +121,20 @@ def test_a_condition_the_question_names_does_not_leave_its_closing_word_in_the_a
     assert slot_span("未达标怎么办？", sla) == "按 SLA 给予服务抵扣"
     assert slot_span("超出配额怎么办？", "超出配额以后可以购买额外的请求包。") == "可以购买额外的请求包"
     assert slot_span("会议安排在什么？", "会议安排在时间最早的周一。") == "时间最早的周一"
+
+
+FAQ = {
+    "faq.md": "# 报销常见问题\n\n**发票丢失了怎么办？**\n\n电子发票可向开票方重新获取。"
+    "纸质发票丢失的，须取得开票方加盖公章的发票复印件，并由部门负责人签字确认。\n\n"
+    "**出差期间遇到周末，住宿能否报销？**\n\n可以，标准不变。\n",
+}
+
+
+def test_a_faqs_own_question_is_not_the_answer_to_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "发票丢失了怎么办？" was answered with the FAQ's own line "发票丢失了怎么办？" (short answer and first
+    sentence): a passage's question that asks only what the user asks states nothing."""
+    (answer,) = _ask(settings, embedder, tmp_path, FAQ, "发票丢失了怎么办？")
+    assert answer.short_answer is not None
+    assert "怎么办" not in answer.short_answer
+    assert "怎么办" not in answer.answer
+    assert "发票复印件" in answer.answer

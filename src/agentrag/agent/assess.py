@@ -29,7 +29,7 @@ from agentrag.agent.selection import Scored, Selector
 from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
 from agentrag.agent.typed import VALUE_TYPES, asked, holds_answer, short_answer
-from agentrag.agent.units import ChunkAt, Unit, context_units
+from agentrag.agent.units import ChunkAt, Unit, context_units, stating
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
@@ -367,7 +367,7 @@ def _sides_asked(analysis: QuestionAnalysis, sides: list[PartAnswer]) -> bool:
 def assess(
     analysis: QuestionAnalysis, context: Context, plan: list[SubQuery], chunk_at: ChunkAt | None = None
 ) -> Assessment:
-    units = context_units(context, chunk_at)
+    units = stating(context_units(context, chunk_at), analysis.question)
     bridges = _bridges(plan)
     selector = Selector(context, units, bridges)
     parts: list[PartAnswer] = []

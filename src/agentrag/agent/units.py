@@ -167,3 +167,10 @@ def context_units(context: Context, chunk_at: ChunkAt | None = None) -> list[Uni
         header = table_header(b.evidence.chunk, chunk_at) if chunk_at is not None else None
         units.extend(block_units(b.n, b.text, header))
     return units
+
+
+def stating(units: list[Unit], question: str) -> list[Unit]:
+    """The units, less a passage's own question that asks only what the user asks (a FAQ's "发票丢失了怎么办？" above
+    its answer): it states nothing, so it is neither the answer nor a sentence that supports one."""
+    asked = unit_tokens(question)
+    return [u for u in units if not (u.text.rstrip().endswith(("?", "？")) and u.tokens and u.tokens <= asked)]
