@@ -154,3 +154,20 @@ def test_a_hall_of_fame_or_a_university_is_nobody() -> None:
 def test_the_kind_asked_for_ends_at_a_verb(question: str, kind: AnswerType) -> None:
     """ "What party was the man who ...": a party is asked for, the man is the bridge."""
     assert analyze(question).parts[0].answer_type == kind
+
+
+POSTMORTEM = {
+    "inc-7.md": "# INC-7 postmortem\n\n## Timeline\n\n14:05 Searches start failing with E5003.\n\n14:45 Root cause "
+    "confirmed: the connection pool size is empty in the rendered worker configuration.\n",
+}
+
+
+def test_the_root_cause_asked_for_is_a_reason_not_a_number(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "What was the root cause of INC-2291?" was read as asking for a thing and answered "14" (from the timestamp
+    14:45) with high confidence: the cause asked for is a reason, stated by the sentence, with no short answer."""
+    assert analyze("What was the root cause of INC-7?").parts[0].answer_type == AnswerType.REASON
+    (answer,) = _ask(settings, embedder, tmp_path, POSTMORTEM, "What was the root cause of INC-7?")
+    assert answer.short_answer is None
+    assert "connection pool size is empty" in answer.answer

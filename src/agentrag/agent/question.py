@@ -92,7 +92,13 @@ _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     ),
     (re.compile(r"\b(deadline|no later than|by when|how soon|within how)\b"), AnswerType.DURATION),
     (re.compile(r"\b(what|which) (severity|priority|level|tier|grade)\b|\bhow severe\b"), AnswerType.LEVEL),
-    (re.compile(r"^\s*why\b|\bwhat (is|was) the reason\b|\bwhat causes?\b|\bwhat led to\b"), AnswerType.REASON),
+    (
+        re.compile(
+            r"^\s*why\b|\bwhat (is|was) the reason\b|\bwhat causes?\b|\bwhat led to\b|"
+            r"\bwhat (is|was|were|are) the (root |main |primary |underlying )?causes?\b"
+        ),
+        AnswerType.REASON,
+    ),
     (
         re.compile(r"\bhow (long|often)\b|\bfor how long\b|\bhow many (days|weeks|months|years|hours|minutes)\b"),
         AnswerType.DURATION,
