@@ -171,3 +171,15 @@ def test_the_root_cause_asked_for_is_a_reason_not_a_number(
     (answer,) = _ask(settings, embedder, tmp_path, POSTMORTEM, "What was the root cause of INC-7?")
     assert answer.short_answer is None
     assert "connection pool size is empty" in answer.answer
+
+
+def test_a_label_in_the_questions_words_names_which_value_is_asked_for() -> None:
+    """ "When does Aurora 2.3 reach end of support?" was answered "21 March 2025" (high confidence) from "Update, 21
+    March 2025: Aurora 2.3 now has a fixed end-of-support date: 30 September 2025": the date the label made of the
+    question's words introduces is the one asked for."""
+    from agentrag.agent.typed import short_answer
+    from agentrag.agent.units import Unit, unit_tokens
+
+    sentence = "Update, 21 March 2025: Aurora 2.3 now has a fixed end-of-support date: 30 September 2025."
+    part = analyze("When does Aurora 2.3 reach end of support?").parts[0]
+    assert short_answer(part, Unit(1, sentence, "sentence", 0, (), unit_tokens(sentence))) == "30 September 2025"

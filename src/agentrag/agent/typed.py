@@ -203,6 +203,21 @@ def _near(candidates: list[Value], text: str, anchors: list[str]) -> Value:
     return min(candidates, key=lambda v: min(abs(v.start - s) for s in spots))
 
 
+def _labelled(part: QuestionPart, text: str, candidates: list[Value]) -> Value | None:
+    """The value a label made of the question's own words introduces ("a fixed end-of-support date: 30 September
+    2025" for "When does Aurora 2.3 reach end of support?"), beside another value of the kind ("Update, 21 March
+    2025: …"): the label says which value is asked for."""
+    wanted = set(part.target_tokens)
+    for value in candidates:
+        before = text[: value.start].rstrip()
+        if len(candidates) < 2 or not before.endswith(":"):
+            continue
+        label = re.split(r"[:;,.!?]", before[:-1])[-1]
+        if len(wanted & set(tokenize_query(label))) >= 2:
+            return value
+    return None
+
+
 def _row_value(part: QuestionPart, unit: Unit) -> str | None:
     """In a table row, the first cell that can hold the answer and holds a value of the asked type."""
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
@@ -235,6 +250,8 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
     if not has_cjk(part.text) and (spelled := _cloze(part, unit) or _english_span(part, unit)) is not None:
         return spelled
     candidates = _candidates(part, unit)
+    if not has_cjk(part.text) and (labelled := _labelled(part, unit.text, candidates)) is not None:
+        return labelled.text
     slot = slot_span(part.text, unit.text)
     if slot is not None:
         inside = [v for v in candidates if v.text in slot]
