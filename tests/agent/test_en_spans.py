@@ -183,3 +183,9 @@ def test_a_label_in_the_questions_words_names_which_value_is_asked_for() -> None
     sentence = "Update, 21 March 2025: Aurora 2.3 now has a fixed end-of-support date: 30 September 2025."
     part = analyze("When does Aurora 2.3 reach end of support?").parts[0]
     assert short_answer(part, Unit(1, sentence, "sentence", 0, (), unit_tokens(sentence))) == "30 September 2025"
+
+
+def test_a_pronoun_opening_a_sentence_names_no_one() -> None:
+    """ "Who is on call this week?" was answered "You", from "You will not be on call in your first six weeks"."""
+    assert names("You will not be on call in your first six weeks.", AnswerType.PERSON) == []
+    assert [v.text for v in names("You Only Live Twice is a 1967 spy film.")] == ["You Only Live Twice"]

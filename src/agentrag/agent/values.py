@@ -86,6 +86,7 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([
 # A one-word people or language name ("Bahamian", "American", "Japanese") standing before a lowercase noun.
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:ian|ean|ican|ese|ish|ic)")
 _LOWER_NEXT = re.compile(r"\s+[a-z]")
+_PRONOUNS = frozenset("i you we he she it they me us him her them".split())
 _STARTS = frozenset(
     "the a an in on at of for to and but or it this that these he she they his her its with from by after before "
     "during as since while when although though however upon under over into among between".split()
@@ -169,8 +170,8 @@ def names(text: str, kind: AnswerType = AnswerType.ENTITY) -> list[Value]:
             continue  # "AI-6 Issue", "Release 2025.02": an item or a version, not someone
         if words and not words[0][0].isdigit():
             phrase = " ".join(words)
-            if _CALENDAR_WORD.fullmatch(phrase):
-                continue  # "July", "Monday": a date, not a name
+            if _CALENDAR_WORD.fullmatch(phrase) or phrase.lower() in _PRONOUNS:
+                continue  # "July", "Monday": a date, not a name; "You" opening a sentence names no one
             if _DEMONYM.fullmatch(phrase) and _LOWER_NEXT.match(text, pieces[-1][2]):
                 continue  # "the Bahamian island of Great Exuma": an adjective, not the place
             found.append(Value(phrase, pieces[0][1], pieces[-1][2]))
