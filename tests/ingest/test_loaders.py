@@ -117,6 +117,43 @@ def test_unwrapped_chinese_lines_are_paragraphs(tmp_path: Path) -> None:
     assert texts(doc) == ["城市介绍", one, two]
 
 
+
+def test_a_hanging_indent_carries_on_the_line_above(tmp_path: Path) -> None:
+    """An action item wrapped under its own text ("AI-4  Give the Kestrel version endpoint its own small connection
+    pool, so" / "      freshness checks survive …") was cut after "so": an indented line opens a paragraph only after
+    a line that ends a sentence."""
+    items = (
+        "AI-1  Validate the rendered Kestrel worker configuration in continuous integration: reject every\n"
+        "      unknown key and require a pool size of at least thirty-two. Owner: Sun Hao.\n"
+        "AI-4  Give the Kestrel version endpoint its own small connection pool, so that the\n"
+        "      freshness checks survive worker saturation. Owner: Sun Hao.\n"
+    )
+    intro = "The review agreed on the following action items for the team, each with an owner and a due date.\n"
+    path = tmp_path / "items.txt"
+    path.write_text(f"Action items\n\n{intro}\n{items}\n    Indented paragraph after a full stop.\n", encoding="utf-8")
+    text = "\n".join(texts(load_one(path)))
+    assert "connection pool, so that the freshness checks survive worker saturation." in text
+    assert "reject every unknown key and require" in text
+
+
+def test_wiki_style_headings_in_a_txt_file_are_headings_not_text(tmp_path: Path) -> None:
+    """ "== Root cause ==" in a postmortem was a paragraph of its own, and came back as a sentence of an answer: the
+    heading lines of wiki markup give the paragraphs under them their heading path."""
+    path = tmp_path / "postmortem.txt"
+    path.write_text(
+        "INC-7 postmortem\n\n== Summary ==\n\nSearches failed for an hour.\n\n== Root cause ==\n\n"
+        "=== Configuration ===\n\nThe pool size was empty.\n\n== Follow-ups ==\n\nAdd a check.\n",
+        encoding="utf-8",
+    )
+    doc = load_one(path)
+    assert [(b.heading_path, b.text) for b in doc.blocks] == [
+        ((), "INC-7 postmortem"),
+        (("Summary",), "Searches failed for an hour."),
+        (("Root cause", "Configuration"), "The pool size was empty."),
+        (("Follow-ups",), "Add a check."),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- markdown
 
 MARKDOWN = """---

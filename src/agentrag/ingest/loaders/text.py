@@ -55,7 +55,10 @@ def _txt_blocks(text: str) -> list[Block]:
                 break
             near_wrap = width(line) >= 0.6 * wrap
             continues = near_wrap and not (line.endswith(SENTENCE_END) and width(line) < 0.85 * wrap)
-            starts_new = _LIST_MARKER.match(nxt) is not None or (nxt[:1] in " \t\u3000" and line[:1] not in " \t\u3000")
+            # An indented line after one that ends a sentence opens a paragraph; after one that does not, it carries
+            # on a hanging indent ("AI-4  Give the … pool, so" / "      freshness checks survive …").
+            indents = nxt[:1] in " \t\u3000" and line[:1] not in " \t\u3000" and line.endswith(SENTENCE_END)
+            starts_new = _LIST_MARKER.match(nxt) is not None or indents
             if not continues or starts_new:
                 out.append(join_lines(current))
                 current = []
@@ -65,10 +68,30 @@ def _txt_blocks(text: str) -> list[Block]:
     return blocks
 
 
+# A line that is a heading in wiki markup ("== Root cause =="): its level is the number of equals signs.
+_WIKI_HEADING = re.compile(r"^(={1,6})[ \t]*([^=\n]+?)[ \t]*\1$")
+
+
+def _under_headings(blocks: list[Block]) -> list[Block]:
+    """The paragraphs under the wiki-style headings that stand alone between them, each with its heading path (the
+    heading lines themselves are structure, not text: "== Root cause ==" was shown as a sentence of an answer)."""
+    stack: list[tuple[int, str]] = []
+    out: list[Block] = []
+    for block in blocks:
+        heading = _WIKI_HEADING.match(block.text.strip())
+        if heading is None:
+            out.append(block.model_copy(update={"heading_path": tuple(h for _, h in stack)}) if stack else block)
+            continue
+        level = len(heading.group(1))
+        stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
+    return out
+
+
 def load_txt(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedDocument:
-    """A plain-text file: decoded (UTF-8/16/32, GB18030...), paragraphs as blocks, title from a short first line."""
+    """A plain-text file: decoded (UTF-8/16/32, GB18030...), paragraphs as blocks (under the wiki-style headings it
+    has, "== Section =="), title from a short first line."""
     text = decode_text(data, path)
-    blocks = require_text(_txt_blocks(text), path)
+    blocks = require_text(_under_headings(_txt_blocks(text)), path)
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     title = first if len(first) <= 80 else stem(path)
     (work or WorkBudget(path)).document(blocks)
