@@ -117,7 +117,6 @@ def test_unwrapped_chinese_lines_are_paragraphs(tmp_path: Path) -> None:
     assert texts(doc) == ["城市介绍", one, two]
 
 
-
 def test_a_hanging_indent_carries_on_the_line_above(tmp_path: Path) -> None:
     """An action item wrapped under its own text ("AI-4  Give the Kestrel version endpoint its own small connection
     pool, so" / "      freshness checks survive …") was cut after "so": an indented line opens a paragraph only after
