@@ -121,6 +121,25 @@ def pages_phrase(pages: Sequence[int]) -> str:
     return f"page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}"
 
 
+class HeadingPath:
+    """The headings open at the current point of a document, outermost first: a heading of level n closes every
+    open heading of level n or deeper (every loader's heading paths: Markdown, HTML, DOCX, wiki-style text)."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str]] = []
+
+    def enter(self, level: int, heading: str) -> None:
+        """A heading of `level`; an empty one only closes what it would have closed."""
+        while self._open and self._open[-1][0] >= level:
+            self._open.pop()
+        if heading:
+            self._open.append((level, heading))
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(h for _, h in self._open)
+
+
 def require_text(blocks: list[Block], path: str, reason: str = NO_TEXT) -> list[Block]:
     if not any(b.text.strip() for b in blocks):
         raise LoadError(path, reason)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentrag.errors import LoadError
 from agentrag.ingest.loaders.common import (
+    HeadingPath,
     LimitError,
     WorkBudget,
     collapse,
@@ -96,16 +97,13 @@ def load_docx(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedD
     try:
         document = docx.Document(io.BytesIO(data))
         blocks: list[Block] = []
-        stack: list[tuple[int, str]] = []
+        headings = HeadingPath()
         list_items: list[str] = []
         title_paragraph: str | None = None
 
-        def heading_path() -> tuple[str, ...]:
-            return tuple(h for _, h in stack)
-
         def flush_list() -> None:
             if list_items:
-                blocks.append(Block(text="\n".join(f"- {item}" for item in list_items), heading_path=heading_path()))
+                blocks.append(Block(text="\n".join(f"- {item}" for item in list_items), heading_path=headings.path))
                 list_items.clear()
 
         for item in document.iter_inner_content():
@@ -114,7 +112,7 @@ def load_docx(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedD
                 flush_list()
                 text = _docx_table(item, work)
                 if text:
-                    blocks.append(Block(text=text, heading_path=heading_path()))
+                    blocks.append(Block(text=text, heading_path=headings.path))
                 continue
             text = item.text.strip()
             level = _docx_heading_level(item)
@@ -125,9 +123,7 @@ def load_docx(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedD
                 heading = collapse(text.replace("\n", " "))
                 if level == 0 and title_paragraph is None:
                     title_paragraph = heading
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                stack.append((level, heading))
+                headings.enter(level, heading)
                 continue
             if not text:
                 continue
@@ -136,7 +132,7 @@ def load_docx(data: bytes, path: str, work: WorkBudget | None = None) -> LoadedD
                 continue
             # Long numbered paragraphs (contract clauses) are paragraphs, not items of one list block.
             flush_list()
-            blocks.append(Block(text=text, heading_path=heading_path()))
+            blocks.append(Block(text=text, heading_path=headings.path))
         flush_list()
         props = document.core_properties
         core_title = props.title

@@ -11,6 +11,7 @@ from agentrag.ingest.encoding import decode_text
 from agentrag.ingest.loaders.common import (
     NO_TEXT,
     WHITESPACE,
+    HeadingPath,
     WorkBudget,
     collapse,
     date_in,
@@ -177,7 +178,7 @@ def _fallback_html_blocks(tree: HtmlElement) -> list[Block]:
         if _is_chrome(node) and len(node.text_content()) <= 0.5 * total:
             node.drop_tree()
     blocks: list[Block] = []
-    stack: list[tuple[int, str]] = []
+    headings = HeadingPath()
     buffer: list[str] = []
 
     def flush() -> None:
@@ -186,22 +187,17 @@ def _fallback_html_blocks(tree: HtmlElement) -> list[Block]:
         buffer.clear()
         text = "\n".join(line for line in lines if line)
         if text:
-            blocks.append(Block(text=text, heading_path=tuple(h for _, h in stack)))
+            blocks.append(Block(text=text, heading_path=headings.path))
 
     def add(text: str) -> None:
         if text.strip():
-            blocks.append(Block(text=text, heading_path=tuple(h for _, h in stack)))
+            blocks.append(Block(text=text, heading_path=headings.path))
 
     def walk(node: HtmlElement) -> None:
         tag = node.tag if isinstance(node.tag, str) else ""
         if tag and len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
             flush()
-            level = int(tag[1])
-            heading = _text_of(node)
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            if heading:
-                stack.append((level, heading))
+            headings.enter(int(tag[1]), _text_of(node))
         elif tag in ("ul", "ol"):
             flush()
             items = [_text_of(li) for li in node.iterchildren("li")]

@@ -10,6 +10,7 @@ from markdown_it import MarkdownIt
 
 from agentrag.ingest.encoding import decode_text
 from agentrag.ingest.loaders.common import (
+    HeadingPath,
     WorkBudget,
     collapse,
     date_in,
@@ -168,12 +169,12 @@ def markdown_blocks(text: str) -> tuple[list[Block], str | None]:
     """Blocks with heading paths, and the first level-1 heading (a title candidate)."""
     tokens = _MD.parse(text)
     blocks: list[Block] = []
-    stack: list[tuple[int, str]] = []
+    headings = HeadingPath()
     first_h1: str | None = None
 
     def add(content: str) -> None:
         if content.strip():
-            blocks.append(Block(text=content, heading_path=tuple(h for _, h in stack)))
+            blocks.append(Block(text=content, heading_path=headings.path))
 
     i = 0
     while i < len(tokens):
@@ -182,12 +183,9 @@ def markdown_blocks(text: str) -> tuple[list[Block], str | None]:
         if kind == "heading_open":
             level = int(tok.tag[1])
             heading = _EDIT_LINK.sub("", _inline_text(tokens[i + 1]).replace("\n", " "))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            if heading:
-                stack.append((level, heading))
-                if level == 1 and first_h1 is None:
-                    first_h1 = heading
+            headings.enter(level, heading)
+            if heading and level == 1 and first_h1 is None:
+                first_h1 = heading
             i += 3
             continue
         if kind in ("bullet_list_open", "ordered_list_open", "table_open"):

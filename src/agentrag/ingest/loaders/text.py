@@ -9,6 +9,7 @@ from agentrag.ingest.loaders.common import (
     BLANK_LINES,
     DATE_WINDOW,
     SENTENCE_END,
+    HeadingPath,
     WorkBudget,
     join_lines,
     require_text,
@@ -75,15 +76,14 @@ _WIKI_HEADING = re.compile(r"^(={1,6})[ \t]*([^=\n]+?)[ \t]*\1$")
 def _under_headings(blocks: list[Block]) -> list[Block]:
     """The paragraphs under the wiki-style headings that stand alone between them, each with its heading path (the
     heading lines themselves are structure, not text: "== Root cause ==" was shown as a sentence of an answer)."""
-    stack: list[tuple[int, str]] = []
+    headings = HeadingPath()
     out: list[Block] = []
     for block in blocks:
         heading = _WIKI_HEADING.match(block.text.strip())
         if heading is None:
-            out.append(block.model_copy(update={"heading_path": tuple(h for _, h in stack)}) if stack else block)
-            continue
-        level = len(heading.group(1))
-        stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
+            out.append(block.model_copy(update={"heading_path": headings.path}) if headings.path else block)
+        else:
+            headings.enter(len(heading.group(1)), heading.group(2))
     return out
 
 
