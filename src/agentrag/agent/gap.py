@@ -148,6 +148,7 @@ def _nominal(span: str) -> bool:
 # Words that close a condition ("未达标时", "毕业以后", "需要的话"): a question that names the condition leaves them out
 # ("未达标怎么办"), so the words after its anchor in the sentence open with one; the answer starts after it.
 _CONDITION_CLOSE = frozenset({"时", "时候", "的时候", "之时", "后", "以后", "之后", "的话"})
+_CONDITION_FIRST = frozenset(word[0] for word in _CONDITION_CLOSE)  # only a span opening so is cut into words
 
 
 def _zh_trim(question: str, gap_at: int, span: str) -> str:
@@ -162,7 +163,7 @@ def _zh_trim(question: str, gap_at: int, span: str) -> str:
         if len(span) - cut >= 2:
             span = span[cut:]
     lead = span.lstrip(" ，,：:")
-    first = segment(lead, hmm=False)[:1]
+    first = segment(lead, hmm=False)[:1] if lead[:1] in _CONDITION_FIRST else []
     if first and first[0] in _CONDITION_CLOSE and len(lead) - len(first[0]) >= 2:
         span = lead[len(first[0]) :]  # "未达标怎么办" against "未达标时按 SLA 给予服务抵扣": not "时按 SLA…"
     return zh_clean(span)

@@ -207,10 +207,12 @@ def _labelled(part: QuestionPart, text: str, candidates: list[Value]) -> Value |
     """The value a label made of the question's own words introduces ("a fixed end-of-support date: 30 September
     2025" for "When does Aurora 2.3 reach end of support?"), beside another value of the kind ("Update, 21 March
     2025: …"): the label says which value is asked for."""
+    if len(candidates) < 2:
+        return None
     wanted = set(part.target_tokens)
     for value in candidates:
         before = text[: value.start].rstrip()
-        if len(candidates) < 2 or not before.endswith(":"):
+        if not before.endswith(":"):
             continue
         label = re.split(r"[:;,.!?]", before[:-1])[-1]
         if len(wanted & set(tokenize_query(label))) >= 2:
