@@ -40,7 +40,8 @@ STEPS = [
     ("agentrag.store.sqlite.store", "SQLiteStore", "search_bm25"),
     ("agentrag.store.sqlite.store", "SQLiteStore", "search_dense"),
     ("agentrag.retrieve.hybrid", "Retriever", "fuse"),
-    ("agentrag.store.sqlite.store", "SQLiteStore", "get_vectors"),
+    ("agentrag.store.sqlite.store", "SQLiteStore", "get_vectors"),  # up to 2026-12-04: the feedback's two vectors
+    ("agentrag.store.sqlite.store", "SQLiteStore", "held_vectors"),  # since: the first pass's candidates' vectors
     ("agentrag.retrieve.hybrid", "Retriever", "_dedupe"),  # up to 2026-12-03 (fingerprints, then the chunks)
     ("agentrag.retrieve.hybrid", "Retriever", "_distinct_head"),  # since: de-duplication reads the hits' chunks
     ("agentrag.store.sqlite.store", "SQLiteStore", "get_chunks_by_key"),
@@ -58,8 +59,8 @@ def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
 
 
 def _time_steps(spent: dict[str, float]) -> None:
-    """Wraps each step of STEPS so that its wall time is added to `spent` (a dense search given `near` is the
-    feedback search; a fusion given a limit is the first pass's)."""
+    """Wraps each step of STEPS so that its wall time is added to `spent` (a dense search given `near`, or since
+    2026-12-04 a breadth `ef`, is the feedback search; a fusion given a limit is the first pass's)."""
     import importlib
 
     for module, cls_name, name in STEPS:
@@ -75,7 +76,7 @@ def _time_steps(spent: dict[str, float]) -> None:
             try:
                 return _func(*a, **kw)
             finally:
-                second = kw.get("near") is not None or (_name == "fuse" and len(a) > 2)
+                second = kw.get("near") is not None or kw.get("ef") is not None or (_name == "fuse" and len(a) > 2)
                 spent[_name + (" (first pass)" if _name == "fuse" and second else " (feedback)" if second else "")] += (
                     time.perf_counter() - started
                 )
