@@ -189,3 +189,37 @@ def test_a_pronoun_opening_a_sentence_names_no_one() -> None:
     """ "Who is on call this week?" was answered "You", from "You will not be on call in your first six weeks"."""
     assert names("You will not be on call in your first six weeks.", AnswerType.PERSON) == []
     assert [v.text for v in names("You Only Live Twice is a 1967 spy film.")] == ["You Only Live Twice"]
+
+
+HANDBOOK_AND_RELEASE = {
+    "handbook.md": "---\ndate: 2025-03-20\n---\n# Aurora handbook\n\n## E1042\n\nWhen the expanded query exceeds the "
+    "clause limit — 64 in version 2.3, 128 in version 3.0 — Aurora refuses it with HTTP 400.\n",
+    "release.md": "---\ndate: 2025-02-17\n---\n# Aurora 3.0 is generally available\n\nWe also raised the clause "
+    "limit to 128, which means far fewer E1042 errors.\n",
+}
+
+
+def test_the_version_asked_for_picks_its_own_value_of_several() -> None:
+    """ "What is the clause limit in Aurora 3.0?" was answered 64 from "the clause limit — 64 in version 2.3, 128 in
+    version 3.0 —": each version the sentence names owns the value beside it."""
+    from agentrag.agent.typed import short_answer
+    from agentrag.agent.units import Unit, unit_tokens
+
+    def answer(question: str, sentence: str) -> str | None:
+        return short_answer(analyze(question).parts[0], Unit(1, sentence, "sentence", 0, (), unit_tokens(sentence)))
+
+    listed = HANDBOOK_AND_RELEASE["handbook.md"].split("\n\n")[-1].strip()
+    assert answer("What is the clause limit in Aurora 3.0?", listed) == "128"
+    assert answer("What is the clause limit in Aurora 2.3?", listed) == "64"
+    leading = "In version 2.3 the clause limit is 64 and in version 3.0 it is 128."
+    assert answer("What is the clause limit in Aurora 3.0?", leading) == "128"
+    assert answer("What is the clause limit in Aurora 2.3?", leading) == "64"
+
+
+def test_two_sources_giving_the_same_value_for_the_version_asked_do_not_disagree(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """The handbook's 64 (for 2.3) was set against the release note's 128 as sources that disagree."""
+    (answer,) = _ask(settings, embedder, tmp_path, HANDBOOK_AND_RELEASE, "What is the clause limit in Aurora 3.0?")
+    assert answer.short_answer == "128"
+    assert not answer.conflicts

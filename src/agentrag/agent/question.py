@@ -242,6 +242,9 @@ _DATE = re.compile(
     r"\d{4}-\d{1,2}-\d{1,2}|\d{4}\s?年(?:\s?\d{1,2}\s?月(?:\s?\d{1,2}\s?日)?)?|(?<!\d)(?:1[5-9]|20)\d\d(?!\d)"
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|《([^》]{1,40})》|「([^」]{1,40})」")
+# Constraints that qualify one value of an attribute among others ("64 in version 2.3, 128 in version 3.0"), and how
+# their kind is written: `typed._qualified`.
+QUALIFIERS: dict[ConstraintKind, re.Pattern[str]] = {"version": _VERSION, "date": _DATE}
 # A name may end with a small number: "State Route 582", "Starflyer 59", "Apollo 11" (not a year).
 _EN_NAME = re.compile(
     r"(?<![\w'])([A-Z][\w'’&.-]*(?:\s+(?:of|the|de|la|von|van|for|&)?\s*[A-Z][\w'’&.-]*)*(?:\s\d{1,3}(?![\d,.]))?)"

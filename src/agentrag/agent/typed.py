@@ -10,7 +10,7 @@ import re
 from agentrag.agent import en_spans
 from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import CONTAINERS, asked_head
-from agentrag.agent.question import QuestionPart
+from agentrag.agent.question import QUALIFIERS, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.agent.zh_values import asked_unit, counted, whole_slot
@@ -220,6 +220,37 @@ def _labelled(part: QuestionPart, text: str, candidates: list[Value]) -> Value |
     return None
 
 
+def _qualified(part: QuestionPart, text: str, candidates: list[Value]) -> Value | None:
+    """The value the question's version or date qualifies, where the text gives one value per version or date: "the
+    clause limit — 64 in version 2.3, 128 in version 3.0 —" gives 128 for "the clause limit in Aurora 3.0" and 64 for
+    2.3. Each version the text names owns the values between it and the one before (when a value comes first, as
+    there) or the one after ("in 2.3: 64; in 3.0: 128"); None unless the text also names another version."""
+    for constraint in part.constraints:
+        pattern = QUALIFIERS.get(constraint.kind)
+        if pattern is None:
+            continue
+        named = [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(text)]
+        if constraint.text not in {written for *_, written in named} or len({w for *_, w in named}) < 2:
+            continue
+        kept = [v for v in candidates if not any(start <= v.start < end for start, end, _ in named)]
+        if not kept:
+            continue
+        bounds = [0, *(start for start, *_ in named), len(text)]
+        first_value_first = kept[0].start < named[0][0]
+        for i, (start, end, written) in enumerate(named):
+            if written != constraint.text:
+                continue
+            if first_value_first:  # the values before it, back to the version before
+                owned = [v for v in kept if bounds[i] <= v.start < start]
+                if owned:
+                    return owned[-1]
+            else:  # the values after it, up to the version after
+                owned = [v for v in kept if end <= v.start < bounds[i + 2]]
+                if owned:
+                    return owned[0]
+    return None
+
+
 def _row_value(part: QuestionPart, unit: Unit) -> str | None:
     """In a table row, the first cell that can hold the answer and holds a value of the asked type."""
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
@@ -254,6 +285,8 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
     candidates = _candidates(part, unit)
     if not has_cjk(part.text) and (labelled := _labelled(part, unit.text, candidates)) is not None:
         return labelled.text
+    if (qualified := _qualified(part, unit.text, candidates)) is not None:
+        return qualified.text
     slot = slot_span(part.text, unit.text)
     if slot is not None:
         inside = [v for v in candidates if v.text in slot]
