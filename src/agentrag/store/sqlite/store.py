@@ -380,7 +380,8 @@ class SQLiteStore:
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
-            held = self._derived.dense().held(keys)
+            index = self._derived.dense()
+            held = index.held(keys) if index.kind == "exact" else None  # an HNSW graph holds float16 copies
             if held is not None:
                 return held[1]
             found, matrix = self._derived.load_vectors(keys)
