@@ -15,7 +15,8 @@ and the resident memory after it, split into anonymous and file-backed):
     dense open  the dense index (the usearch view, or the mapped exact matrix and its int8 codes)
     bm25 query  the first BM25 search (k=50)
     dense query the first dense search (k=50)
-    feedback    the feedback vectors read and the second dense search
+    feedback    the feedback: its vectors read and a second dense search (up to 2026-12-04), or the first pass's
+                candidates' vectors read and ranked (since)
     chunks      de-duplication of the fused candidates and the chunks of the first ten distinct ones
     hybrid      one whole hybrid search (everything is open now)
     200 more    the 200 scale queries, hybrid, one after the other
@@ -33,6 +34,7 @@ files, which the kernel drops under memory pressure, but which count in RSS once
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -161,8 +163,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         steps.run("dense open", dense_open)
         bm25 = steps.run("bm25 query", lambda: store.search_bm25(tokens, 50))
         dense = steps.run("dense query", lambda: store.search_dense(vectors[0], 50))
-        first = retriever.fuse({"bm25": bm25, "dense": dense})
-        steps.run("feedback", lambda: retriever._feedback(vectors[0], first, 50, None))
+        channels = {"bm25": bm25, "dense": dense}
+        first = retriever.fuse(channels)
+        # Since 2026-12-04 the feedback takes the first pass's channels (it ranks their candidates); before, the fusion.
+        taken = channels if "dict" in str(inspect.signature(retriever._feedback).parameters["first_pass"]) else first
+        steps.run("feedback", lambda: retriever._feedback(vectors[0], taken, 50, None))
         steps.run("chunks", lambda: _distinct_chunks(retriever, store, first))
         steps.run("hybrid", lambda: kb.search(queries[0], 10, Channel.HYBRID, query_vector=vectors[0]))
     if args.more:
