@@ -83,36 +83,33 @@ def test_over_an_hnsw_graph_the_feedback_ranks_the_first_pass_with_the_graph_s_c
     assert {key for key, _ in feedback} <= {key for name in (Ranking.BM25, Ranking.DENSE) for key, _ in channels[name]}
 
 
-def test_an_hnsw_graph_holds_float16_copies_and_the_database_the_exact_vectors(tmp_path: Path) -> None:
-    store = _filled(tmp_path / "kb" / "store.sqlite", StoreSettings(ann_threshold=10))
-    store.optimize()  # the graph saved and viewed: a removal hides a key, an addition goes beside the graph
+def _held_after_changes(store: SQLiteStore) -> tuple[list[int], np.ndarray]:
+    """Saves the store's dense index, adds a chunk and removes one over it, and asks for held vectors in a mixed order
+    (a removed key, an unknown one among them): the keys that come back, in the order asked, and their rows."""
+    store.optimize()  # saved (a mapped matrix, or a viewed graph); a removal then hides a key, an addition lies beside
     put(store, "late", ["added after the save"], seed=77)
     d5 = _key(store, "d5")
     store.delete_document("d5")
     late, d3, d9 = _key(store, "late"), _key(store, "d3"), _key(store, "d9")
     held = store.held_vectors([d9, d5, late, 10_000, d3])
     assert held is not None
-    keys, rows = held
-    assert keys == [d9, late, d3]
+    assert held[0] == [d9, late, d3]
+    return held
+
+
+def test_an_hnsw_graph_holds_float16_copies_and_the_database_the_exact_vectors(tmp_path: Path) -> None:
+    store = _filled(tmp_path / "kb" / "store.sqlite", StoreSettings(ann_threshold=10))
+    wanted, rows = _held_after_changes(store)
     exact = np.stack([unit(900), unit(7700), unit(300)])
     assert rows == pytest.approx(exact, abs=2e-3)  # float16, as the graph scores them
     assert not np.array_equal(rows[[0, 2]], exact[[0, 2]])
-    assert store.get_vectors([d9, late, d3]) == pytest.approx(exact, abs=1e-6)  # the stored float32 vectors
+    assert store.get_vectors(wanted) == pytest.approx(exact, abs=1e-6)  # the stored float32 vectors
     store.close()
 
 
 def test_held_vectors_keep_the_order_asked_and_skip_what_is_gone(tmp_path: Path) -> None:
-    path = tmp_path / "kb" / "store.sqlite"
-    store = _filled(path)
-    store.optimize()  # the vectors saved in a mapped file, then changes layered over it
-    put(store, "late", ["added after the save"], seed=77)
-    d5 = _key(store, "d5")
-    store.delete_document("d5")
-    late, d3, d9 = _key(store, "late"), _key(store, "d3"), _key(store, "d9")
-    held = store.held_vectors([d9, d5, late, 10_000, d3])
-    assert held is not None
-    keys, rows = held
-    assert keys == [d9, late, d3]
+    store = _filled(tmp_path / "kb" / "store.sqlite")
+    wanted, rows = _held_after_changes(store)
     assert rows == pytest.approx(np.stack([unit(900), unit(7700), unit(300)]), abs=1e-6)
-    assert rows == pytest.approx(store.get_vectors([d9, late, d3]), abs=0)
+    assert rows == pytest.approx(store.get_vectors(wanted), abs=0)
     store.close()
