@@ -121,16 +121,17 @@ class RetrievalSettings(_Section):
         ge=0,
         le=20,
         description="Dense pseudo-relevance feedback: best first-pass hits folded into the query vector, which "
-        "ranks the first pass's candidates again (or searches, on a remote store) as a third channel (0 = off).",
+        "ranks the first pass's candidates again (an exact index) or searches (an HNSW graph, a remote store) as a "
+        "third channel (0 = off).",
     )
     feedback_weight: float = Field(1.0, ge=0, description="Weight of the feedback centroid added to the query vector.")
     feedback_ef_search: int = Field(
         64,
         ge=1,
         le=4096,
-        description="HNSW search breadth of a feedback search, where the store searches with the feedback vector "
-        "instead of ranking the first pass (a store holding no vectors in memory: Milvus, whose indexes take no "
-        "breadth). Kept so that configuration files naming it still load.",
+        description="HNSW search breadth of the feedback search (over an HNSW graph: a large knowledge base): its "
+        "vector lies among the chunks' own, so a narrower search finds as much of its exact top 10 as "
+        "`store.ann_ef_search` does for the query's.",
     )
     relevance_floor: float = Field(0.0, ge=0, description="Drop fused hits scoring below this (0 keeps all).")
     dedupe: bool = Field(True, description="Drop hits whose normalised text duplicates a better hit.")

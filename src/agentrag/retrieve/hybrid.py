@@ -139,11 +139,11 @@ class Retriever:
 
         The best first-pass passages name the entities and wording that the question only implies, so the moved
         vector ranks first the passages one step away from the question (the second hop of a bridge question),
-        without any model call. Where the store holds its vectors in memory (an exact index's rows, an HNSW graph's
-        float16 copies), it ranks the first pass's candidates (both channels' lists: a product over about a hundred
-        vectors, where a second search cost a third of the hybrid search at 10k chunks and a fifth at 100k) and
-        keeps the better half of them (`FEEDBACK_KEPT`); a store that holds none (Milvus, where reading a hundred
-        vectors is a round trip like a search) is searched with the moved vector."""
+        without any model call. Where the store holds its vectors in memory (an exact index, below the ANN
+        switch), it ranks the first pass's candidates (both channels' lists: a product over about a hundred
+        vectors, where a second search cost a third of the hybrid search) and keeps the better half of them
+        (`FEEDBACK_KEPT`); elsewhere (an HNSW graph, a remote store, where reading a hundred vectors costs more
+        than a search) it searches the index."""
         # Only the best few of the first pass are folded in: the rest of its order is never needed.
         keys = [key for key, _ in self.fuse(first_pass, self.settings.feedback_docs)]
         if not keys:

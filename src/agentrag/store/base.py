@@ -166,9 +166,9 @@ class Store(Protocol):
         ...
 
     def held_vectors(self, keys: list[int]) -> tuple[list[int], npt.NDArray[np.float32]] | None:
-        """The keys of `keys` that still exist, in the order given, and their vectors as this store holds them in
-        memory (an exact index's float32 rows, an HNSW graph's float16 copies: a product over them costs less than
-        a search); None when it holds none (a remote store), where reading them costs about what searching does."""
+        """The keys of `keys` that still exist, in the order given, and their vectors, when this store holds its
+        vectors exactly in memory (an exact index: a product over them costs less than a search); None when it
+        does not (an HNSW graph, a remote store), where reading them costs more than searching."""
         ...
 
     def optimize(self) -> None:

@@ -177,6 +177,8 @@ class Layered:
         self.replayed += before - len(self.base) - len(self.delta)
 
     def held(self, keys: list[int]) -> tuple[Keys, Matrix] | None:
+        if not isinstance(self.base, MappedExact):
+            return None
         base_keys, base_rows = self.base.held(keys)
         if len(self.delta) == 0:  # nothing added since the file was saved: its rows, in the order asked
             return base_keys, base_rows

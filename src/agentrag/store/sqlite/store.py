@@ -380,8 +380,7 @@ class SQLiteStore:
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
-            index = self._derived.dense()
-            held = index.held(keys) if index.kind == "exact" else None  # an HNSW graph holds float16 copies
+            held = self._derived.dense().held(keys)
             if held is not None:
                 return held[1]
             found, matrix = self._derived.load_vectors(keys)
