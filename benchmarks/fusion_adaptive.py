@@ -90,10 +90,10 @@ def run(data: Path, home: Path) -> dict[str, dict[str, float]]:
             memo[key] = bm25(tokens, k, flt, tw)
         return memo[key]
 
-    def search_dense(vector: Any, k: int, flt: Any = None, ef: Any = None) -> ChannelResult:
-        key = ("d", np.asarray(vector, dtype=np.float32).tobytes(), k, ef)
+    def search_dense(vector: Any, k: int, flt: Any = None, ef: Any = None, near: Any = None) -> ChannelResult:
+        key = ("d", np.asarray(vector, dtype=np.float32).tobytes(), k, ef, None if near is None else near.tobytes())
         if key not in memo:
-            memo[key] = dense(vector, k, flt, ef)
+            memo[key] = dense(vector, k, flt, ef, near)
         return memo[key]
 
     store.search_bm25, store.search_dense = search_bm25, search_dense

@@ -40,8 +40,8 @@ STEPS = [
     ("agentrag.store.sqlite.store", "SQLiteStore", "search_bm25"),
     ("agentrag.store.sqlite.store", "SQLiteStore", "search_dense"),
     ("agentrag.retrieve.hybrid", "Retriever", "fuse"),
-    ("agentrag.store.sqlite.store", "SQLiteStore", "get_vectors"),  # up to 2026-12-04: the feedback's two vectors
-    ("agentrag.store.sqlite.store", "SQLiteStore", "held_vectors"),  # since: the first pass's candidates' vectors
+    ("agentrag.store.sqlite.store", "SQLiteStore", "get_vectors"),  # the feedback's two vectors
+    ("agentrag.store.sqlite.store", "SQLiteStore", "held_vectors"),  # 4c465cc-c9559d2 only (taken back)
     ("agentrag.retrieve.hybrid", "Retriever", "_dedupe"),  # up to 2026-12-03 (fingerprints, then the chunks)
     ("agentrag.retrieve.hybrid", "Retriever", "_distinct_head"),  # since: de-duplication reads the hits' chunks
     ("agentrag.store.sqlite.store", "SQLiteStore", "get_chunks_by_key"),

@@ -120,18 +120,16 @@ class RetrievalSettings(_Section):
         2,
         ge=0,
         le=20,
-        description="Dense pseudo-relevance feedback: best first-pass hits folded into the query vector, which "
-        "ranks the first pass's candidates again (an exact index) or searches (an HNSW graph, a remote store) as a "
-        "third channel (0 = off).",
+        description="Dense pseudo-relevance feedback: best first-pass hits folded into a second query (0 = off).",
     )
     feedback_weight: float = Field(1.0, ge=0, description="Weight of the feedback centroid added to the query vector.")
     feedback_ef_search: int = Field(
         64,
         ge=1,
         le=4096,
-        description="HNSW search breadth of the feedback search (over an HNSW graph: a large knowledge base): its "
-        "vector lies among the chunks' own, so a narrower search finds as much of its exact top 10 as "
-        "`store.ann_ef_search` does for the query's.",
+        description="HNSW search breadth of the feedback search (a large knowledge base): its vector lies among the "
+        "chunks' own, so a narrower search finds as much of its exact top 10 as `store.ann_ef_search` does for the "
+        "query's.",
     )
     relevance_floor: float = Field(0.0, ge=0, description="Drop fused hits scoring below this (0 keeps all).")
     dedupe: bool = Field(True, description="Drop hits whose normalised text duplicates a better hit.")

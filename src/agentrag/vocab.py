@@ -27,7 +27,7 @@ class Ranking(StrEnum):
 
     BM25 = "bm25"
     DENSE = "dense"
-    FEEDBACK = "feedback"  # dense scores of the query moved toward its best hits (Retriever._feedback)
+    FEEDBACK = "feedback"  # the dense search repeated with the query moved toward its best hits
 
 
 class Mode(StrEnum):

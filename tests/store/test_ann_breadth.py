@@ -53,8 +53,7 @@ def test_an_hnsw_search_uses_the_breadth_asked_for_then_the_store_s_own(
 
 
 class _Store:
-    """Two fixed channels, the breadth each dense search was asked for, and no vectors in memory (as over an HNSW
-    graph): the feedback searches."""
+    """Two fixed channels, and the breadth each dense search was asked for."""
 
     def __init__(self) -> None:
         self.breadths: list[int | None] = []
@@ -63,16 +62,13 @@ class _Store:
         return [(key, float(10 - key)) for key in range(5)]
 
     def search_dense(
-        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self, vector: Any, k: int, flt: SearchFilter | None = None, ef: int | None = None, near: Any = None
     ) -> ChannelResult:
         self.breadths.append(ef)
         return [(key, 1.0 - key / 100) for key in range(5)]
 
     def get_vectors(self, keys: list[int]) -> np.ndarray:
         return np.eye(4, dtype=np.float32)[: len(keys)]
-
-    def held_vectors(self, keys: list[int]) -> None:
-        return None
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         return {

@@ -219,6 +219,7 @@ def test_filters_still_return_k_hits(tmp_path: Path) -> None:
 
 
 def test_threads_picking_rows_at_once_get_what_each_would_alone() -> None:
+    import threading
 
     matrix = e5_like(3000, 32, seed=9)
     codes = Int8Codes.build(matrix)
@@ -237,6 +238,47 @@ def test_threads_picking_rows_at_once_get_what_each_would_alone() -> None:
     assert all(found == alone for found in together.values())
 
 
+def test_a_variant_of_the_last_query_scans_only_the_rows_that_query_scored_best() -> None:
+    """The hybrid search's feedback vector (the query moved toward its best hits) is told its query: its scan
+    looks only among the tenth of the rows the query's codes scored best, and finds the same top k there."""
+    matrix = e5_like(6000, 384, seed=8)
+    keys = np.arange(6000, dtype=np.int64)
+    codes = Int8Codes.build(matrix)
+    query = matrix[42] + 2.4 * np.random.default_rng(1).standard_normal(384).astype(np.float32) / np.sqrt(384)
+    query = (query / np.linalg.norm(query)).astype(np.float32)
+    moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    alone = codes.candidates(moved, 20)
+    first = codes.candidates(query, 20)
+    assert len(first) > 0
+    narrowed = codes.candidates(moved, 20, near=query)
+    scores = matrix @ query
+    best_tenth = set(np.argsort(-scores)[:600].tolist())
+    assert set(narrowed.tolist()) <= best_tenth
+    assert narrowed.tolist() == sorted(narrowed.tolist())
+    picked = narrowed[np.lexsort((narrowed, -(matrix[narrowed] @ moved)))[:20]]
+    assert keys[picked].tolist() == full_scan(keys, matrix, moved, 20)[0]
+    # Another vector than the one scanned last (or another thread's scan): the whole scan, as without `near`.
+    assert codes.candidates(moved, 20, near=matrix[7]).tolist() == alone.tolist()
+    seen: list[list[int]] = []
+    worker = threading.Thread(target=lambda: seen.append(codes.candidates(moved, 20, near=query).tolist()))
+    worker.start()
+    worker.join()
+    assert seen == [alone.tolist()]
+
+
+@pytest.mark.usefixtures("small_codes")
+def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path) -> None:
+    path = tmp_path / "kb" / "store.sqlite"
+    store = filled(path)
+    query = unit(1201)
+    store.search_dense(query, 10)
+    _, matrix = store._derived.load_vectors()
+    moved = query + matrix[np.argsort(-(matrix @ query))[:2]].mean(axis=0)
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    assert [k for k, _ in store.search_dense(moved, 10, near=query)] == expected(store, moved, 10)
+
+
 @pytest.mark.parametrize("dim", [384, 7, 1040])
 def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(dim: int) -> None:
     """Codes are stored as uint8 (int8 + 128) and scanned with simsimd's uint8 dot; the shift is taken off exactly,
@@ -250,9 +292,11 @@ def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(dim: int) -> None
     rng = np.random.default_rng(dim)
     for q8 in (np.full(dim, 127, np.int8), np.full(dim, -127, np.int8), rng.integers(-127, 128, dim).astype(np.int8)):
         want = (signed @ q8.astype(np.int64)).astype(np.float32) * codes.scale
-        got = codes._code_scores(q8)
+        got = codes._code_scores(q8, None)
         assert got.dtype == np.float32
         assert np.array_equal(got, want)
+        rows = np.array([3, 0, 499, 17], dtype=np.intp)
+        assert np.array_equal(codes._code_scores(q8, rows), want[rows])
 
 
 @pytest.mark.usefixtures("small_codes")
@@ -279,3 +323,27 @@ def test_a_code_file_of_the_int8_format_is_rebuilt(tmp_path: Path) -> None:
     assert dense_keys(reopened, unit(3300), 10) == want
     assert codes.read_bytes()[:8] == b"AGRI8C02"
     assert np.array_equal(Int8Codes.open(codes, keys, 8).codes, shifted)
+
+
+def test_a_query_and_its_variant_partition_all_rows_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The query's scan partitions its code scores once, for its own pick and for the variant's shortlist (the
+    tenth of the rows it scored best); the variant's scan partitions only that shortlist."""
+    matrix = e5_like(6000, 384, seed=12)
+    codes = Int8Codes.build(matrix)
+    query = matrix[5]
+    moved = query + matrix[9]
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    codes.candidates(query, 20)
+    want = codes.candidates(moved, 20, near=query).tolist()
+    sizes: list[int] = []
+    partition = np.argpartition
+
+    def counted(a: np.ndarray, kth: int) -> np.ndarray:
+        sizes.append(len(a))
+        return partition(a, kth)
+
+    monkeypatch.setattr(dense_codes.np, "argpartition", counted)
+    codes.candidates(query, 20)
+    assert codes.candidates(moved, 20, near=query).tolist() == want
+    assert sizes.count(6000) == 1, sizes
+    assert all(size <= 600 for size in sizes if size != 6000)

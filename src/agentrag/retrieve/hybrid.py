@@ -24,21 +24,12 @@ from agentrag.retrieve import overlap
 from agentrag.retrieve.fusion import rrf, score_fusion
 from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult, Store
-from agentrag.store.dense import top_k
 from agentrag.text.tokenize import tokenize_query
 from agentrag.threads import one_blas_thread, one_thread
 from agentrag.types import Channel, ChannelScore, Chunk, Hit, SearchFilter, trusted
 from agentrag.vocab import Ranking
 
 log = logging.getLogger(__name__)
-
-# The share of a channel's depth the feedback channel keeps when it ranks the first pass's candidates. Their
-# worse half is where a search of the whole index would have ranked chunks the first pass never found, so there
-# their own order says little, and it would widen the channel's score range (fusion normalises by it). Measured on
-# the dev sets against the full search (`benchmarks/feedback_share.py`; BENCHMARKS.md, "The feedback ranks the first
-# pass"): a quarter, a half, three quarters and all were each within two queries of it on hotpotqa and musique; the
-# half had the same R@10 and AllR@10 on both and on cmrc2018, where a quarter lost 0.0003 nDCG@10.
-FEEDBACK_KEPT = 0.5
 
 
 class Retriever:
@@ -115,7 +106,8 @@ class Retriever:
                 out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out[Ranking.DENSE] = dense
         if channel == Channel.HYBRID and self.settings.feedback_docs > 0:
-            feedback = self._feedback(vector, out, depth, flt)
+            # Only the best few of the first pass are folded in: the rest of its order is never needed.
+            feedback = self._feedback(vector, self.fuse(out, self.settings.feedback_docs), depth, flt)
             if feedback:
                 out[Ranking.FEEDBACK] = feedback
         return out
@@ -131,29 +123,20 @@ class Retriever:
     def _feedback(
         self,
         vector: npt.NDArray[np.float32],
-        first_pass: dict[str, ChannelResult],
+        first_pass: list[tuple[int, float]],
         depth: int,
         flt: SearchFilter | None,
     ) -> ChannelResult:
-        """Dense pseudo-relevance feedback (Rocchio): the query moved toward its best first-pass hits, as a channel.
+        """Dense pseudo-relevance feedback (Rocchio): search again with the query moved toward its best hits.
 
-        The best first-pass passages name the entities and wording that the question only implies, so the moved
-        vector ranks first the passages one step away from the question (the second hop of a bridge question),
-        without any model call. Where the store holds its vectors in memory (an exact index, below the ANN
-        switch), it ranks the first pass's candidates (both channels' lists: a product over about a hundred
-        vectors, where a second search cost a third of the hybrid search) and keeps the better half of them
-        (`FEEDBACK_KEPT`); elsewhere (an HNSW graph, a remote store, where reading a hundred vectors costs more
-        than a search) it searches the index."""
-        # Only the best few of the first pass are folded in: the rest of its order is never needed.
-        keys = [key for key, _ in self.fuse(first_pass, self.settings.feedback_docs)]
+        The best first-pass passages name the entities and wording that the question only implies, so the
+        second search reaches passages one step away from the question (the second hop of a bridge
+        question) without any model call. It costs one more vector search and no embedding.
+        """
+        keys = [key for key, _ in first_pass[: self.settings.feedback_docs]]
         if not keys:
             return []
-        held = self.store.held_vectors(list(dict.fromkeys(key for hits in first_pass.values() for key, _ in hits)))
-        if held is None:
-            rows = self.store.get_vectors(keys)
-        else:
-            position = {key: i for i, key in enumerate(held[0])}
-            rows = held[1][[position[key] for key in keys if key in position]]
+        rows = self.store.get_vectors(keys)
         # What `rows.mean(axis=0)` and `np.linalg.norm` compute, bit for bit, without their Python wrappers: the sum
         # divided in place by an intp count (as numpy's _mean does), and the square root of the dot product.
         if len(rows) == 0:  # deleted since the first pass: as before, numpy's mean of no rows
@@ -165,12 +148,9 @@ class Retriever:
         norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
             return []
+        # The store is told the first pass's vector, so that it may narrow the scan to what that one scored best.
         moved32 = (moved / norm).astype(np.float32)
-        if held is None:
-            return self.store.search_dense(moved32, depth, flt, ef=self.settings.feedback_ef_search)
-        scores = held[1] @ moved32
-        best = top_k(scores, max(1, int(depth * FEEDBACK_KEPT)))
-        return list(zip([held[0][i] for i in best.tolist()], scores[best].tolist(), strict=True))
+        return self.store.search_dense(moved32, depth, flt, ef=self.settings.feedback_ef_search, near=vector)
 
     def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:
         """The channels fused, best first; with `limit`, only the first `limit` of that order."""

@@ -142,9 +142,12 @@ class Store(Protocol):
         k: int,
         flt: SearchFilter | None = None,
         ef: int | None = None,
+        near: npt.NDArray[np.float32] | None = None,
     ) -> ChannelResult:
         """The k nearest chunks by inner product; `ef`: the breadth of this search when the index is an HNSW graph
-        (None: the store's `ann_ef_search`; an exact index, or one without such a breadth, ignores it)."""
+        (None: the store's `ann_ef_search`; an exact index, or one without such a breadth, ignores it); `near`: a
+        vector this thread searched just before, of which `vector` is a variant (the hybrid search's feedback
+        vector), which a store may use to narrow its scan, or ignore."""
         ...
 
     def get_chunks(self, keys: list[int]) -> list[Chunk]:
@@ -163,12 +166,6 @@ class Store(Protocol):
 
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         """The stored vectors of the keys, one row each, in the order given (missing keys are skipped)."""
-        ...
-
-    def held_vectors(self, keys: list[int]) -> tuple[list[int], npt.NDArray[np.float32]] | None:
-        """The keys of `keys` that still exist, in the order given, and their vectors, when this store holds its
-        vectors exactly in memory (an exact index: a product over them costs less than a search); None when it
-        does not (an HNSW graph, a remote store), where reading them costs more than searching."""
         ...
 
     def optimize(self) -> None:

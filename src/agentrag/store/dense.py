@@ -52,14 +52,15 @@ class DenseIndex(Protocol):
     def remove(self, keys: Keys) -> None: ...
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        """The k best; `ef`: an HNSW search's breadth (None: the index's own; exact ones ignore it)."""
+        """The k best; `ef`: an HNSW search's breadth (None: the index's own; exact ones ignore it); `near`: a
+        vector this thread searched just before, of which `query` is a variant (an index may narrow its scan to
+        what `near` scored best, or ignore it)."""
         ...
 
-    def held(self, keys: list[int]) -> tuple[Keys, Matrix] | None:
-        """The keys of `keys` this index holds, in the order given, and their exact rows, if it holds vectors
-        exactly in memory; else None (ask the database)."""
+    def vectors(self, keys: list[int]) -> Matrix | None:
+        """Rows for the keys if this index holds them exactly in memory, else None (ask the database)."""
         ...
 
     def __len__(self) -> int: ...
@@ -113,12 +114,12 @@ class ExactIndex:
         self._alive = np.ones(len(keep), dtype=bool)
         self._row = {key: i for i, key in enumerate(self._keys.tolist())}
 
-    def held(self, keys: list[int]) -> tuple[Keys, Matrix]:
+    def vectors(self, keys: list[int]) -> Matrix | None:
         rows = [self._row[key] for key in keys if key in self._row]
-        return self._keys[rows], self._matrix[rows]
+        return self._matrix[rows]
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             rows = np.asarray([self._row[key] for key in allowed.tolist() if key in self._row], dtype=np.intp)
@@ -234,14 +235,14 @@ class UsearchIndex:
         else:
             self._index.remove(np.asarray(present, dtype=np.uint64))
 
-    def held(self, keys: list[int]) -> tuple[Keys, Matrix] | None:
+    def vectors(self, keys: list[int]) -> Matrix | None:
         return None  # f16 copies; the database holds the exact float32 vectors
 
     def hidden_keys(self) -> Keys:
         return np.fromiter(self._hidden, dtype=np.int64, count=len(self._hidden))
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
         if allowed is not None:
             # A selective filter: score exactly the allowed vectors (their count is small by definition of

@@ -13,7 +13,8 @@ product with a vector of length L is spread like L * |error| / sqrt(dim), and th
 3.9 times wider at 384 dimensions and had 130-200 rows of 10k scored in float32; this bound has 60-90. Both kept
 every query's and every feedback vector's top 50 of a full float32 scan on the dev sets and the scale corpus
 (BENCHMARKS.md, issue 14, branch hG); the scores of the rows kept differ from a full scan's only in float32
-rounding (a product over fewer rows: at most 3e-7).
+rounding (a product over fewer rows: at most 3e-7). A variant of the query searched next (the hybrid search's
+feedback vector) may scan only the rows the query's codes scored best: `candidates`' `near`.
 
 The codes are int8 values c in [-127, 127], stored shifted as unsigned bytes c + 128, and the int8 query q is
 shifted alike: simsimd has no int8-by-uint8 dot, and its uint8 one scanned 10k codes of 384 dimensions in 117-122
@@ -31,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
 
@@ -55,6 +57,10 @@ _MARGIN = 1e-5
 _SPREADS = 5.0
 # The rows within the bound of the k-th best are looked for among the best this many times k first.
 _AHEAD = 3
+# The share of the rows a variant of the last query scans (`candidates`' `near`): the best of that query's order.
+# At 10k rows, CPU ms of the feedback search: 0.27 at 0.1, 0.35 at 0.15, 0.39 at 0.2, 0.40 scanning every row (the
+# gather of the shortlisted codes grows past what the shorter scan saves).
+_NEAR_SHARE = 0.1
 _SLICE = 65536
 
 Matrix = npt.NDArray[np.float32]
@@ -88,6 +94,7 @@ class Int8Codes:
         # over the rows than the few extra rows they spare the float32 scoring).
         self._error = float(error.max()) if len(error) else 0.0
         self._norm = float(norm.max()) if len(norm) else 0.0
+        self._last = threading.local()  # per thread: the last full scan's query and code scores (`near`)
 
     def __len__(self) -> int:
         return len(self.scale)
@@ -159,9 +166,20 @@ class Int8Codes:
             log.debug("%s: int8 codes not saved (%s)", path, exc)
         return built
 
-    def candidates(self, query: Matrix, k: int, alive: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.intp]:
+    def candidates(
+        self,
+        query: Matrix,
+        k: int,
+        alive: npt.NDArray[np.bool_] | None = None,
+        near: Matrix | None = None,
+    ) -> npt.NDArray[np.intp]:
         """Ascending rows whose code scores are close enough to the k-th best to hold the exact top k of
-        `matrix @ query` (dead rows excluded): within twice the statistical bound of the module's docstring."""
+        `matrix @ query` (dead rows excluded): within twice the statistical bound of the module's docstring.
+
+        `near`: a vector this thread searched just before, of which `query` is a variant (the hybrid search's
+        feedback vector: the query moved toward its best hits). Only the tenth of the rows that `near`'s codes
+        scored best are scanned then (`_NEAR_SHARE`): the feedback vector's top 50 lies there for 95% of the
+        queries of hotpotqa and the scale corpus, and on the scale corpus 99.87% of its rows did."""
         top = float(np.abs(query).max()) if len(query) else 0.0
         if top == 0.0:  # a zero query scores every row 0: all rows tie, the exact scan decides
             rows = np.arange(len(self), dtype=np.intp)
@@ -175,39 +193,89 @@ class Int8Codes:
         # common to all rows. Scores in units of `step` (a common factor): dot * scale.
         spread = (float(np.sqrt(query.dot(query))) * self._error + rest * self._norm) / np.sqrt(len(self.mean))
         band = 2 * (_SPREADS * spread + _MARGIN) / step
-        approx = self._code_scores(q8)
+        shortlist = self._shortlist(near, k)
+        if shortlist is not None:
+            return shortlist[self._pick(q8, k, band, shortlist, None if alive is None else alive[shortlist])[0]]
+        keep = self._keep(k)
+        picked, approx, best = self._pick(q8, k, band, None, alive, keep)
+        self._last.scanned = (query.tobytes(), approx, keep, best)  # for a variant of this query searched next
+        return picked
+
+    def _pick(
+        self,
+        q8: npt.NDArray[np.int8],
+        k: int,
+        band: float,
+        rows: npt.NDArray[np.intp] | None,
+        alive: npt.NDArray[np.bool_] | None,
+        keep: int = 0,
+    ) -> tuple[npt.NDArray[np.intp], Matrix, npt.NDArray[np.intp] | None]:
+        """Positions (in `rows`, or of all rows) of the rows near the k-th best code score, ascending, the code
+        scores (dead rows at -inf) and, with `keep`, the positions of the `keep` best, unordered: one partition
+        for both the pick and the shortlist of a variant of this query searched next (`_shortlist`)."""
+        approx = self._code_scores(q8, rows)
         if alive is not None:
             approx[~alive] = -np.inf
-            if int(alive.sum()) <= k:
-                return np.flatnonzero(alive)
-        if k >= len(approx):
-            return np.flatnonzero(approx > -np.inf)
-        return _near_the_kth(approx, k, band)
+        n = len(approx)
+        best = np.argpartition(approx, n - keep)[n - keep :] if 0 < keep < n else None
+        if alive is not None and int(alive.sum()) <= k:
+            return np.flatnonzero(alive), approx, best
+        if k >= n:
+            return np.flatnonzero(approx > -np.inf), approx, best
+        return _near_the_kth(approx, k, band, best), approx, best
 
-    def _code_scores(self, q8: npt.NDArray[np.int8]) -> Matrix:
-        """`(q8 . code) * scale` of each row: the int8 codes' scores, from the shifted codes."""
+    def _code_scores(self, q8: npt.NDArray[np.int8], rows: npt.NDArray[np.intp] | None) -> Matrix:
+        """`(q8 . code) * scale` of each row (of `rows`, or of all): the int8 codes' scores, from the shifted codes."""
+        if rows is None:
+            codes, scale, shifted = self.codes, self.scale, self._shifted
+        else:
+            codes, scale, shifted = self.codes[rows], self.scale[rows], self._shifted[rows]
         shifted_query = q8.view(np.uint8) ^ np.uint8(_SHIFT)  # q8 + 128: in [1, 255], as |q8| <= 127
         # float64 out: a shifted dot reaches 255 * 255 * dim, past float32's exact integers (2**24) at 258 dims.
         # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
-        dots = simsimd.cdist(shifted_query[None, :], self.codes, metric="dot", threads=1, out_dtype="float64")
+        dots = simsimd.cdist(shifted_query[None, :], codes, metric="dot", threads=1, out_dtype="float64")
         exact: npt.NDArray[np.float64] = np.asarray(dots)[0]
-        exact -= self._shifted
+        exact -= shifted
         exact -= _SHIFT * int(q8.sum(dtype=np.int64))  # now q8 . code, the integer the int8 kernel returned
         approx = exact.astype(np.float32)
-        approx *= self.scale
+        approx *= scale
         return approx
 
+    def _shortlist(self, near: Matrix | None, k: int) -> npt.NDArray[np.intp] | None:
+        """The rows `near`'s scan in this thread scored best, ascending; None when that scan is not remembered
+        (another thread's, another vector's) or the shortlist would be most of the rows."""
+        scanned = getattr(self._last, "scanned", None)
+        if near is None or scanned is None or scanned[0] != near.tobytes():
+            return None
+        approx, scanned_keep, best = scanned[1:]
+        keep = self._keep(k)
+        if not keep:
+            return None
+        if keep != scanned_keep or best is None:  # another depth than the scan's: its own partition
+            best = np.argpartition(approx, len(approx) - keep)[len(approx) - keep :]
+        return np.sort(best)
 
-def _near_the_kth(approx: Matrix, k: int, band: float) -> npt.NDArray[np.intp]:
+    def _keep(self, k: int) -> int:
+        """How many of a full scan's best rows a variant of its query scans (`_NEAR_SHARE`, at least `_AHEAD * k`);
+        0 when that would be most of the rows (the variant scans them all)."""
+        keep = max(int(len(self) * _NEAR_SHARE), _AHEAD * k)
+        return 0 if keep >= len(self) // 2 else keep
+
+
+def _near_the_kth(
+    approx: Matrix, k: int, band: float, best: npt.NDArray[np.intp] | None = None
+) -> npt.NDArray[np.intp]:
     """Ascending rows whose score is at least the k-th best less `band` (k < len(approx)). The best `_AHEAD * k`
-    rows usually hold all of them (60-90 rows for a top 50 on e5 vectors); when the worst of those still passes,
-    every row is compared."""
+    rows (or `best`, the positions of the best m >= k rows, when the caller has partitioned already) usually hold
+    all of them (60-90 rows for a top 50 on e5 vectors); when the worst of those still passes, every row is
+    compared."""
     n = len(approx)
-    ahead = min(n, _AHEAD * k)
-    best = np.argpartition(approx, n - ahead)[n - ahead :]
+    if best is None or len(best) < k:
+        ahead = min(n, _AHEAD * k)
+        best = np.argpartition(approx, n - ahead)[n - ahead :]
     scores = approx[best]
-    kth = float(np.partition(scores, ahead - k)[ahead - k])
-    if ahead < n and float(scores.min()) >= kth - band:
+    kth = float(np.partition(scores, len(best) - k)[len(best) - k])
+    if len(best) < n and float(scores.min()) >= kth - band:
         return np.flatnonzero(approx >= kth - band)
     picked = best[scores >= kth - band]
     picked.sort()

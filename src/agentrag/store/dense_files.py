@@ -128,9 +128,10 @@ class MappedExact:
         return self._keys[rows], np.asarray(self._matrix[rows])
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        """The k best rows for `query`."""
+        """The k best rows for `query`; `near`: a vector this thread searched just before, of which `query` is
+        a variant (see `Int8Codes.candidates`)."""
         if allowed is not None:
             rows = self._rows(np.asarray(allowed, dtype=np.int64))
             scores = self._matrix[rows] @ query
@@ -139,7 +140,7 @@ class MappedExact:
         if self._codes is not None:
             # Only the rows whose int8 codes score near the k-th best are read in float32.
             alive = self._alive if self._count < len(self._keys) else None
-            rows = self._codes.candidates(query, k, alive)
+            rows = self._codes.candidates(query, k, alive, near)
             scores = self._matrix[rows] @ query
             best = top_k(scores, k)
             return self._keys[rows[best]], scores[best]
@@ -176,24 +177,25 @@ class Layered:
         self.delta.remove(keys)
         self.replayed += before - len(self.base) - len(self.delta)
 
-    def held(self, keys: list[int]) -> tuple[Keys, Matrix] | None:
+    def vectors(self, keys: list[int]) -> Matrix | None:
         if not isinstance(self.base, MappedExact):
             return None
         base_keys, base_rows = self.base.held(keys)
         if len(self.delta) == 0:  # nothing added since the file was saved: its rows, in the order asked
-            return base_keys, base_rows
+            return base_rows
         found = {int(k): row for k, row in zip(base_keys.tolist(), base_rows, strict=True)}
-        more_keys, more_rows = self.delta.held([k for k in keys if k not in found])
-        found.update(zip(more_keys.tolist(), more_rows, strict=True))
-        kept = [k for k in keys if k in found]
-        rows = np.asarray([found[k] for k in kept], dtype=np.float32).reshape(len(kept), -1)
-        return np.asarray(kept, dtype=np.int64), rows
+        extra = self.delta.vectors([k for k in keys if k not in found])
+        if extra is not None:
+            found.update(zip([k for k in keys if k not in found and k in self.delta], extra, strict=True))
+        rows = [found[k] for k in keys if k in found]
+        return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None
+        self, query: Matrix, k: int, allowed: Keys | None = None, ef: int | None = None, near: Matrix | None = None
     ) -> tuple[Keys, npt.NDArray[np.float32]]:
-        """The saved index's k best and the additions since it was saved (searched whole), merged."""
-        keys, scores = self.base.search(query, k, allowed, ef)
+        """`near` (a vector searched just before, of which `query` is a variant) may narrow the saved index's scan;
+        the additions since it was saved are always searched whole."""
+        keys, scores = self.base.search(query, k, allowed, ef, near)
         if len(self.delta) == 0:
             return keys, scores
         more_keys, more_scores = self.delta.search(query, k, allowed)

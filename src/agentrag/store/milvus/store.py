@@ -284,8 +284,10 @@ class MilvusStore:
         k: int,
         flt: SearchFilter | None = None,
         ef: int | None = None,
+        near: npt.NDArray[np.float32] | None = None,
     ) -> ChannelResult:
-        # `ef` is an HNSW breadth; the index types this backend builds (FLAT, IVF_FLAT, AUTOINDEX) take none.
+        # `ef` is an HNSW breadth; the index types this backend builds (FLAT, IVF_FLAT, AUTOINDEX) take none. `near`
+        # narrows a local scan; Milvus searches on its own.
         data = np.asarray(vector, dtype=np.float32).tolist()
         return self._search(data, "vec", cols.dense_search_params(self._index), k, flt)
 
@@ -347,9 +349,6 @@ class MilvusStore:
         if not rows:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         return np.asarray(rows, dtype=np.float32)
-
-    def held_vectors(self, keys: list[int]) -> tuple[list[int], npt.NDArray[np.float32]] | None:
-        return None  # in the server: a query for them is a round trip, as a search is
 
     def close(self) -> None:
         self._client.close()

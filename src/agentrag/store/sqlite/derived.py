@@ -100,16 +100,19 @@ class DerivedIndexes:
             self._dense = self._save(self._dense, generation, dim)
         return self._dense
 
-    def search(self, vector: Matrix, k: int, allowed: Keys | None, ef: int | None = None) -> tuple[Keys, Matrix]:
-        """The dense index's k best for `vector` among the allowed keys (all when None); `ef`: an HNSW search's
-        breadth (None: the store's)."""
+    def search(
+        self, vector: Matrix, k: int, allowed: Keys | None, near: Matrix | None, ef: int | None = None
+    ) -> tuple[Keys, Matrix]:
+        """The dense index's k best for `vector` among the allowed keys (all when None); `near`: a vector this
+        thread searched just before, of which `vector` is a variant (the hybrid search's feedback vector); `ef`:
+        an HNSW search's breadth (None: the store's)."""
         index = self.dense()
         if allowed is not None and len(allowed) > SELECTIVE and index.kind == "ann":
             # Broad filter on an ANN index: search deeper, then keep the allowed keys.
             keys, scores = index.search(vector, k * 8, ef=ef)
             mask = np.isin(keys, allowed)
             return keys[mask][:k], scores[mask][:k]
-        return index.search(vector, k, allowed, ef)
+        return index.search(vector, k, allowed, ef, near)
 
     def _catch_up(self, index: DenseIndex, since: int) -> None:
         rows = self._con.execute(

@@ -327,13 +327,13 @@ class SQLiteStore:
             return search_fts5(self._read_con, tokens, k, flt, title_weight)
 
     def search_dense(
-        self, vector: Vector, k: int, flt: SearchFilter | None = None, ef: int | None = None
+        self, vector: Vector, k: int, flt: SearchFilter | None = None, ef: int | None = None, near: Vector | None = None
     ) -> ChannelResult:
         with self._lock:
             allowed = allowed_keys(self._con, flt)
             if allowed is not None and len(allowed) == 0:
                 return []
-            keys, scores = self._derived.search(vector, k, allowed, ef)
+            keys, scores = self._derived.search(vector, k, allowed, near, ef)
         return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
 
     # ------------------------------------------------------------------ derived indexes
@@ -373,16 +373,11 @@ class SQLiteStore:
             rows = self._con.execute(f"{self._CHUNK_SQL} WHERE c.doc_id=? ORDER BY c.position", (doc_id,)).fetchall()
         return [self._chunk(r) for r in rows]
 
-    def held_vectors(self, keys: list[int]) -> tuple[list[int], npt.NDArray[np.float32]] | None:
-        with self._lock:
-            held = self._derived.dense().held(keys)
-        return None if held is None else (held[0].tolist(), held[1])
-
     def get_vectors(self, keys: list[int]) -> npt.NDArray[np.float32]:
         with self._lock:
-            held = self._derived.dense().held(keys)
-            if held is not None:
-                return held[1]
+            cached = self._derived.dense().vectors(keys)
+            if cached is not None:
+                return cached
             found, matrix = self._derived.load_vectors(keys)
         row = {int(k): i for i, k in enumerate(found.tolist())}
         return matrix[[row[k] for k in keys if k in row]]
