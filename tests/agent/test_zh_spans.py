@@ -123,6 +123,16 @@ def test_a_condition_the_question_names_does_not_leave_its_closing_word_in_the_a
     assert slot_span("会议安排在什么？", "会议安排在时间最早的周一。") == "时间最早的周一"
 
 
+def test_the_other_items_of_a_list_the_subject_heads_are_not_the_answer() -> None:
+    """ "值班补贴怎么发放？" against "值班补贴、加班餐补随当月工资统一发放" answered "加班餐补随当月工资统一": the
+    subject is the first of two things paid alike, and how they are paid starts at 随."""
+    from agentrag.agent.gap import slot_span
+
+    paid = "值班补贴、加班餐补随当月工资统一发放，不需要、也不能通过报销流程申请。"
+    assert slot_span("值班补贴怎么发放？", paid) == "随当月工资统一"
+    assert slot_span("值班补贴怎么发放？", "值班补贴和交通补贴按季度发放。") == "按季度"
+
+
 FAQ = {
     "faq.md": "# 报销常见问题\n\n**发票丢失了怎么办？**\n\n电子发票可向开票方重新获取。"
     "纸质发票丢失的，须取得开票方加盖公章的发票复印件，并由部门负责人签字确认。\n\n"

@@ -21,6 +21,9 @@ _FUNCTION_WORDS = frozenset(
     "the a an of in on at to for by with from and or is are was were be been do does did has have had it its "
     "can could will would should may might must shall".split()
 )
+# Where a span ends: a mark of punctuation, but not the comma inside a number ("25,000"). A decimal point still ends
+# one: not ending there lets "标准按单人上限的 1.5 倍执行" fill the gap of "出差住宿标准是多少" (BENCHMARKS.md).
+_PUNCTUATION = re.compile(r"[，。.；;！!？?]|,(?!\d)")
 _SPAN_TRIM = "，,。.；;：:、 的是为由在了和与及\"'“”《》()（）"
 
 
@@ -89,11 +92,11 @@ def slot_span(question: str, sentence: str) -> str | None:
             span += zh_kind  # "获得了什么奖" against "获得法朗基奖": the prize is 法朗基奖
     elif left >= 0:
         rest = sentence[left:].lstrip(_SPAN_TRIM)
-        span = re.split(r"[，,。.；;！!？?]", rest, maxsplit=1)[0]
+        span = _PUNCTUATION.split(rest, maxsplit=1)[0]
         if zh and question[gap.end() :].startswith("的") and "的" in span:
             span = span[: span.index("的")]  # "是用来生产什么的": 碳酸钠, not 碳酸钠的主要方法
     else:
-        span = re.split(r"[，,。.；;！!？?]", sentence[:right])[-1]
+        span = _PUNCTUATION.split(sentence[:right])[-1]
     if zh:
         span = _zh_trim(question, gap.start(), span)
     elif right > 0 and (sentence[right - 1].isalnum() or sentence[right - 1] == "-"):
@@ -151,10 +154,18 @@ _CONDITION_CLOSE = frozenset({"时", "时候", "的时候", "之时", "后", "�
 _CONDITION_FIRST = frozenset(word[0] for word in _CONDITION_CLOSE)  # only a span opening so is cut into words
 
 
+# "值班补贴怎么发放" against "值班补贴、加班餐补随当月工资统一发放": the subject is one of a list, whose other items
+# stand between it and the gap's words; those start at the coverb after them (随, 按, 通过 ...).
+_COVERBS = "随|按照|按|依照|依据|根据|通过|经由|经过|由|以|于|在|向|从|用"
+_LISTED = re.compile(rf"^[、及和与][^，,。；;、]{{1,12}}?(?={_COVERBS})")
+
+
 def _zh_trim(question: str, gap_at: int, span: str) -> str:
     """A Chinese span without what only restates how the question joins the gap to its subject: the particle the
     question puts just before its question word ("由什么运载火箭" against "于1998年由长征三号乙" gives 长征三号乙), and
     a relation word the sentence opens with ("又称细点齿鲷")."""
+    if (listed := _LISTED.match(span)) is not None:
+        span = span[listed.end() :]
     joint = re.search(r"[由以被从向在于对与和给用将把]$", question[:gap_at])
     if joint and joint.group(0) in "在于" and span[:1] in ("在", "于") and len(span) > 3:
         span = span[1:]  # "分布在什么海域" against "分布于西北太平洋"

@@ -12,6 +12,7 @@ from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QUALIFIERS, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
+from agentrag.agent.value_choice import bounded, numbers, written_example
 from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.agent.zh_values import asked_unit, counted, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
@@ -70,6 +71,9 @@ def asked(part: QuestionPart, value: str) -> bool:
     answer."""
     key = normalize_for_match(POSSESSIVE.sub("", value))
     stated = [part.text, *(c.text for c in part.constraints if c.kind in ("name", "quoted"))]
+    if key.isdigit():  # a number is stated as a number: "30 seconds" is not in "Aurora 3.0", nor "20" in "2020"
+        written = numbers(value)
+        return any(written <= numbers(text) for text in stated)
     if bool(key) and any(key in normalize_for_match(text) for text in stated):
         return True
     # The words of what is asked, in another order: "the Leader of Opposition" for "the current opposition leader"
@@ -83,6 +87,8 @@ _HONORIFIC = re.compile(r"\b(?:Hon|Mr|Mrs|Ms|Dr|Prof|Rev|Sen|Rep|Gov|Gen|Capt|Lt
 
 def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
+    if written_example(unit.text):  # an example request's `"page_size": 50` is an example, not what the API allows
+        return []
     found = [_without_asked_head(part, v) for v in values(unit.text, kind)]
     found = [v for v in found if not asked(part, v.text)]
     if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
@@ -103,12 +109,18 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         found = [
             Value(m.group(0), v.start + m.start(), v.start + m.end()) for v in found if (m := _YEAR.search(v.text))
         ]
+    if kind in (AnswerType.NUMBER, AnswerType.ENTITY) and any(c.kind == "version" for c in part.constraints):
+        # "the largest page in Aurora 3.0": the versions a text names ("2.3.0 — filters", "Aurora 2.3 now has") are
+        # what such a question is qualified by, not its answer
+        found = [v for v in found if not QUALIFIERS["version"].fullmatch(v.text)]
     if kind == AnswerType.NUMBER and _HOW_MANY.search(part.text):
         # "how many records ... sell": a year is no count ("it was not until 1980 that his success began")
         found = [v for v in found if not YEAR.fullmatch(v.text)]
     if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
         # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
         found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]
+    if kind in (AnswerType.NUMBER, AnswerType.DURATION):
+        found = bounded(part.text, unit.text, found)
     change = _CHANGE.search(unit.text)
     if change is not None:  # "由 60 天缩短为 30 天", "raised from 450 to 500": the value now is the second
         at = change.start("new") if change.group("new") else change.start("new_en")

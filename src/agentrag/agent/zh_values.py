@@ -24,6 +24,7 @@ MAX_SLOT_NAME = 30  # a place or a list of names given whole from the gap, at mo
 _NAME_JOINS = re.compile(r"以及|[和与及、]")
 _ASKED_COUNT = re.compile(r"(第)?(?:多少|几)")
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[万亿])?|[零一二两三四五六七八九十百千万亿]+"
+_MONEY = r"(?:万元|亿元|美元|欧元|港元|元|块钱|块)"
 
 # An address holds no preposition, verb, adverb or aspect particle (jieba tags): "广东向尚可喜等人投降" is no place.
 _NOT_ADDRESS = re.compile(r"^(?:p|v(?!n)|d|u[lzgdv])")
@@ -62,7 +63,10 @@ def asked_unit(question: str) -> tuple[str, bool] | None:
 def counted(text: str, unit: str, ordinal: bool) -> list[Value]:
     """The numbers of the text written in the asked unit, with it ("4998平方米", "第二代")."""
     prefix = "第" if ordinal else ""
-    pattern = re.compile(rf"{prefix}(?:{_NUMBER})\s?{re.escape(unit)}")
+    if unit == "钱":  # "多少钱" asks for money in whatever currency the text gives it
+        pattern = re.compile(rf"[¥￥$]\s?(?:{_NUMBER})|(?:{_NUMBER})\s?{_MONEY}")
+    else:
+        pattern = re.compile(rf"{prefix}(?:{_NUMBER})\s?{re.escape(unit)}")
     return [Value(m.group(0), m.start(), m.end()) for m in pattern.finditer(text)]
 
 

@@ -1,0 +1,75 @@
+"""Which of a sentence's values a question may take, beyond their type: the bound it asks for ("the maximum
+timeout" in "defaults to 10 seconds and can be raised to 30 seconds"), not a number the question itself writes,
+and nothing from an example request written out in a document; and a price, which answers what something costs
+whatever words it is said in."""
+
+from __future__ import annotations
+
+import re
+
+from agentrag.agent.values import Value
+
+# A question asking for a bound, and the words that mark a value as that bound when they stand just before it:
+# (asked, marked), the maximum first.
+_BOUNDS = (
+    (
+        re.compile(
+            r"\b(?:max(?:imum)?|at most|upper limit|largest|longest|highest|biggest|greatest)\b|"
+            r"最多|最大|最长|最高|上限|至多",
+            re.I,
+        ),
+        re.compile(
+            r"(?:\bup to|\bat most|\bno more than|\bnot more than|\bas (?:many|much|long|high) as|"
+            r"\bmax(?:imum)?(?: of)?|\braised to|\bincreased to|\bextended to|\bcapped at|\blimited to|"
+            r"最多|至多|不超过|上限[为是]?|最长|最大|最高|提高[到至]|提升[到至]|增加[到至]|延长[到至])\s*$",
+            re.I,
+        ),
+    ),
+    (
+        re.compile(
+            r"\b(?:min(?:imum)?|at least|lower limit|smallest|shortest|lowest|fewest)\b|最少|最小|最短|最低|下限|至少",
+            re.I,
+        ),
+        re.compile(
+            r"(?:\bat least|\bno less than|\bnot less than|\bas (?:few|little|short|low) as|\bmin(?:imum)?(?: of)?|"
+            r"至少|不少于|不低于|最少|最短|最低|下限[为是]?)\s*$",
+            re.I,
+        ),
+    ),
+)
+_MARKER_REACH = 24  # characters before a value that its marker may take ("can be raised to ")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_JSON = re.compile(r'\s*[\[{]\s*"[^"\n]*"\s*:')  # a JSON object (or a list of them), written out
+_ASKS_PRICE = re.compile(
+    r"\b(?:costs?|price[sd]?|fees?|charged?|charges|pay|paid|spend|spent)\b|多少钱|价格|价钱|费用|收费|售价|多少元",
+    re.I,
+)
+_PRICE = re.compile(
+    r"(?:[¥$€£]|\bRMB|\bUS\$)\s?\d|\d(?:[\d,.]*\d)?\s?(?:元|美元|万元|亿元|(?:euros?|dollars?|yuan|RMB|CNY|USD)\b)",
+    re.I,
+)
+
+
+def bounded(question: str, text: str, found: list[Value]) -> list[Value]:
+    """For a question asking for a bound, the values the text marks as one; all of them when it marks none (or the
+    question asks for no bound)."""
+    for asked, marked in _BOUNDS:
+        if asked.search(question):
+            return [v for v in found if marked.search(text, max(0, v.start - _MARKER_REACH), v.start)] or found
+    return found
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text writes, thousands separators dropped: {"1200", "3.0"} for "1,200 keys in 3.0"."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def priced(question: str, text: str) -> bool:
+    """The question asks what something costs and the text states a price: "starts at ¥25,000 per month" answers
+    "how much does the Enterprise plan cost" though it says no word of "cost"."""
+    return _ASKS_PRICE.search(question) is not None and _PRICE.search(text) is not None
+
+
+def written_example(text: str) -> bool:
+    """A unit that is an example request or response (JSON): its `"page_size": 50` shows the form, not a fact."""
+    return _JSON.match(text) is not None
