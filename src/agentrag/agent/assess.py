@@ -30,7 +30,7 @@ from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
 from agentrag.agent.typed import VALUE_TYPES, asked, holds_answer, short_answer
 from agentrag.agent.units import ChunkAt, Unit, context_units, stating
-from agentrag.agent.value_choice import priced
+from agentrag.agent.value_choice import said_otherwise
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
@@ -268,29 +268,10 @@ def _each_stated(part: QuestionPart, selector: Selector, ranked: list[Scored]) -
     return all(any(selector.states(c, s.unit) for s in ranked[:LIST_SPREAD]) for c in part.constraints)
 
 
-def _across(part: QuestionPart, unit: Unit) -> bool:
-    """A Chinese question whose target words are all Chinese, about a code (INC-2291, E1042), read from an English
-    sentence: no word of the target can be in it ("INC-2291 影响了多长时间？" against "Duration: 72 minutes"), and the
-    code, met by the sentence or its passage, names the one thing it is about. A name (Kestrel) is no such pin: an
-    English sentence about Kestrel's quota does not tell "Kestrel 的可用性" by its words."""
-    return (
-        has_cjk(part.text)
-        and not has_cjk(unit.text)
-        and bool(part.target_tokens)
-        and all(has_cjk(token) for token in part.target_tokens)
-        and any(c.kind == "code" for c in part.constraints)
-    )
-
-
 def _verdict(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Verdict:
     if part.answer_type in VALUE_TYPES or part.answer_type == AnswerType.DEFINITION:
         # A level (SEV-2, P1) is specific enough on its own: the target's words may be in another language.
-        on_target = (
-            best.target >= MIN_TARGET
-            or part.answer_type == AnswerType.LEVEL
-            or _across(part, best.unit)
-            or (part.answer_type == AnswerType.NUMBER and priced(part.text, best.unit.text))
-        )
+        on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL or said_otherwise(part, best.unit)
         verified = best.met and best.typed and on_target
     else:  # a list, steps, a reason, a choice: answered by passages that are on the question, not by one value
         # A sentence stating the code asked about (E5003) is on the question even when it shares few other words.

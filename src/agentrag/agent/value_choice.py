@@ -1,13 +1,17 @@
 """Which of a sentence's values a question may take, beyond their type: the bound it asks for ("the maximum
 timeout" in "defaults to 10 seconds and can be raised to 30 seconds"), not a number the question itself writes,
-and nothing from an example request written out in a document; and a price, which answers what something costs
-whatever words it is said in."""
+and nothing from an example request written out in a document; and when a unit answers a question without its
+words (a price for a cost, an English sentence for a Chinese question about a code)."""
 
 from __future__ import annotations
 
 import re
 
+from agentrag.agent.question import QuestionPart
+from agentrag.agent.units import Unit
 from agentrag.agent.values import Value
+from agentrag.text.tokenize import has_cjk
+from agentrag.vocab import AnswerType
 
 # A question asking for a bound, and the words that mark a value as that bound when they stand just before it:
 # (asked, marked), the maximum first.
@@ -64,10 +68,22 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
-def priced(question: str, text: str) -> bool:
-    """The question asks what something costs and the text states a price: "starts at ¥25,000 per month" answers
-    "how much does the Enterprise plan cost" though it says no word of "cost"."""
-    return _ASKS_PRICE.search(question) is not None and _PRICE.search(text) is not None
+def said_otherwise(part: QuestionPart, unit: Unit) -> bool:
+    """The unit is on the question's target though it holds too few of its words: it states the price a question
+    about a cost asks for ("starts at ¥25,000 per month" for "how much does the Enterprise plan cost"), or it is an
+    English sentence read for a Chinese question about a code (INC-2291, E1042) whose target words are all Chinese,
+    none of which it can hold ("Duration: 72 minutes" for "INC-2291 影响了多长时间？"; the code, met by the sentence or
+    its passage, names the one thing it is about). A name (Kestrel) is no such pin: an English sentence about
+    Kestrel's quota does not tell "Kestrel 的可用性" by its words."""
+    if part.answer_type == AnswerType.NUMBER and _ASKS_PRICE.search(part.text) and _PRICE.search(unit.text):
+        return True
+    return (
+        has_cjk(part.text)
+        and not has_cjk(unit.text)
+        and bool(part.target_tokens)
+        and all(has_cjk(token) for token in part.target_tokens)
+        and any(c.kind == "code" for c in part.constraints)
+    )
 
 
 def written_example(text: str) -> bool:
