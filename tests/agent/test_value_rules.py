@@ -10,6 +10,7 @@ from agentrag.agent.typed import holds_answer, short_answer
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
+from agentrag.vocab import AnswerType
 from tests.agent.test_bridges import _ask
 
 
@@ -119,3 +120,18 @@ def test_a_span_does_not_end_at_the_comma_inside_a_number() -> None:
         slot_span("Aurora 的月配额是多少？", "Aurora 的月配额是 2,000,000 次请求, 每月 1 日重置。")
         == "2,000,000 次请求"
     )
+
+
+def test_a_time_taken_is_asked_as_a_duration_and_a_root_cause_as_a_reason() -> None:
+    """ "What is the P1 response time for Enterprise support?" was answered "Priority Example First" with confidence
+    "high", from the SLA's table read as one line: the question was taken to ask for a thing named. And
+    "INC-2291 的根因是什么？" was answered "Date: 2025-02-26" the same way."""
+    table = (
+        "Priority Example First response P1 Production search unavailable or severely degraded 30 minutes P2 A "
+        "feature failing for part of the traffic 2 hours P3 Minor issue with a workaround 1 business day"
+    )
+    assert analyze("What is the P1 response time for Enterprise support?").parts[0].answer_type == AnswerType.DURATION
+    assert _answer("What is the P1 response time for Enterprise support?", table) == "30 minutes"
+    assert analyze("What is the default timeout of a search?").parts[0].answer_type == AnswerType.DURATION
+    assert analyze("INC-2291 的根因是什么？").parts[0].answer_type == AnswerType.REASON
+    assert analyze("这次故障的起因是什么？").parts[0].answer_type == AnswerType.REASON

@@ -91,6 +91,14 @@ _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
         AnswerType.NUMBER,
     ),
     (re.compile(r"\b(deadline|no later than|by when|how soon|within how)\b"), AnswerType.DURATION),
+    # "What is the P1 response time": a time taken, given as a duration ("30 minutes"), not a thing named.
+    (
+        re.compile(
+            r"\bwhat (is|are|was|were) (the )?([\w-]+ ){0,3}?(response|resolution|turnaround|processing|waiting|wait|"
+            r"recovery|delivery|lead) times?\b|\bwhat (is|was) (the )?([\w-]+ ){0,3}?(timeout|retention period)\b"
+        ),
+        AnswerType.DURATION,
+    ),
     (re.compile(r"\b(what|which) (severity|priority|level|tier|grade)\b|\bhow severe\b"), AnswerType.LEVEL),
     (
         re.compile(
@@ -153,7 +161,7 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     # A deadline ("最晚什么时候提交") is answered by a time limit: "费用发生后 30 天内".
     (re.compile(r"最晚|最迟|截止|期限|时限"), AnswerType.DURATION),
     (re.compile(r"几级|哪一?级|什么级别|哪个级别|等级是"), AnswerType.LEVEL),
-    (re.compile(r"(?<![称作成叫])为什么|为何|什么原因|原因是"), AnswerType.REASON),
+    (re.compile(r"(?<![称作成叫])为什么|为何|什么原因|原因是|根因|起因|诱因|成因"), AnswerType.REASON),
     (
         re.compile(r"多长时间|多久|多少(天|周|个月|年|小时|分钟|秒)|几(天|周|个月|年|小时|分钟)|时限"),
         AnswerType.DURATION,
