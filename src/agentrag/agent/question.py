@@ -115,6 +115,11 @@ _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
         re.compile(r"\bhow (many|much|old|big|large|tall|high|far|fast)\b|\bwhat (percentage|share|number)\b"),
         AnswerType.NUMBER,
     ),
+    # "Compare A and B", "How do A and B differ?": the differences listed, not a thing named or steps to take.
+    (
+        re.compile(r"^\s*compare\b|\bhow (do|does|did|is|are|was|were) .{1,80} (differ|compare)\b"),
+        AnswerType.LIST,
+    ),
     (
         re.compile(r"^\s*how (do|does|did|can|could|should|would|to)\b|\bwhat (are the )?steps\b|\bhow to\b"),
         AnswerType.PROCEDURE,
