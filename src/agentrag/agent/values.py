@@ -60,6 +60,12 @@ _WEEKDAYS = (
     r"周[一二三四五六日天]|星期[一二三四五六日天])"
 )
 _CLOCK = r"\d{1,2}:\d{2}"
+_CLOCK_TIME = re.compile(rf"(?<![\d:]){_CLOCK}(?::\d{{2}})?(?![\d:])")
+# A count written as a word, on its own ("need two"), not the start of a name or a phrase ("One Direction", "one of").
+_COUNT_WORD = re.compile(
+    r"(?<![\w-])(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|dozen)(?![\w-])(?!\s+of\b)"
+)
 _DATE = re.compile(
     rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|"
     rf"\d{{4}}\s?年\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?日)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?日|\d{{4}}\s?年|"
@@ -209,9 +215,19 @@ def values(text: str, kind: AnswerType) -> list[Value]:
         return _spans(_LEVEL, text)
     if kind == AnswerType.NUMBER:
         found = [v for v in _spans(_AMOUNT, text) if any(ch.isdigit() for ch in v.text) or has_cjk(v.text)]
-        # The day and the year of "February 23, 1973" count nothing (a bare year may: it is left to the caller).
+        # The day and the year of "February 23, 1973" count nothing (a bare year may: it is left to the caller), nor
+        # do the hour and the minutes of "Monday 10:00".
         dates = [d for d in _spans(_DATE, text) if not d.text.isdigit()]
-        return [v for v in found if not any(d.start <= v.start and v.end <= d.end for d in dates)]
+        clocks = _spans(_CLOCK_TIME, text)
+        found = [
+            v
+            for v in found
+            if not any(d.start <= v.start and v.end <= d.end for d in dates)
+            and not any(c.start <= v.start < c.end for c in clocks)
+        ]
+        if not has_cjk(text):  # "Changes to Osprey need two": a count in words
+            found = sorted(found + _spans(_COUNT_WORD, text), key=lambda v: v.start)
+        return found
     if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
         dates, durations = _spans(_DATE, text), values(text, AnswerType.DURATION)
         if dates:  # "announced 72 hours in advance, held on Sundays": the duration is not the when
