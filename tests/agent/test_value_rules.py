@@ -127,5 +127,10 @@ def test_a_count_in_words_is_a_number_and_a_clock_time_is_not() -> None:
     assert _answer("How many approvals does a change to Osprey need?", "Changes to Osprey need two.") == "two"
     assert _answer("How many rooms does the hotel have?", "The hotel has twenty rooms on 12 floors.") == "twenty"
     assert not holds_answer(analyze("How much is the allowance?").parts[0], _unit("Monday 10:00 — on-call handover."))
+    # Only "how many" asks for a count in words, and "the two" counts things already named: "merges the two result
+    # lists" answered "the maximum page_size in Aurora 3.0" with two.
+    merged = "Aurora 3.0 runs two searches side by side and merges the two result lists."
+    assert not holds_answer(analyze("What is the maximum page size in Aurora 3.0?").parts[0], _unit(merged))
+    assert _answer("How many searches does a hybrid query run?", merged) == "two"
     # A word that starts a name or a phrase counts nothing: "One Direction", "two of them".
     assert _answer("How many records did they sell?", "Two of them sold 40 records.") == "40"

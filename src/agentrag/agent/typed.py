@@ -13,7 +13,7 @@ from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QUALIFIERS, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.value_choice import bounded, numbers, written_example
-from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
+from agentrag.agent.values import COUNT_WORD, POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.agent.zh_values import asked_unit, counted, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
@@ -116,6 +116,8 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     if kind == AnswerType.NUMBER and _HOW_MANY.search(part.text):
         # "how many records ... sell": a year is no count ("it was not until 1980 that his success began")
         found = [v for v in found if not YEAR.fullmatch(v.text)]
+    elif kind == AnswerType.NUMBER:  # "merges two lists" says how many only to "how many"; no maximum or price
+        found = [v for v in found if not COUNT_WORD.fullmatch(v.text)]
     if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
         # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
         found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]

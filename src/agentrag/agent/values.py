@@ -61,9 +61,11 @@ _WEEKDAYS = (
 )
 _CLOCK = r"\d{1,2}:\d{2}"
 _CLOCK_TIME = re.compile(rf"(?<![\d:]){_CLOCK}(?::\d{{2}})?(?![\d:])")
-# A count written as a word, on its own ("need two"), not the start of a name or a phrase ("One Direction", "one of").
-_COUNT_WORD = re.compile(
-    r"(?<![\w-])(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+# A count written as a word, on its own ("need two"), not the start of a name or a phrase ("One Direction", "one of"),
+# nor things already named ("merges the two lists"); `typed` takes it only for "how many".
+COUNT_WORD = re.compile(
+    r"(?<![\w-])(?<!the )(?<!these )(?<!those )(?<!its )(?<!their )"
+    r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
     r"hundred|thousand|dozen)(?![\w-])(?!\s+of\b)"
 )
 _DATE = re.compile(
@@ -226,7 +228,7 @@ def values(text: str, kind: AnswerType) -> list[Value]:
             and not any(c.start <= v.start < c.end for c in clocks)
         ]
         if not has_cjk(text):  # "Changes to Osprey need two": a count in words
-            found = sorted(found + _spans(_COUNT_WORD, text), key=lambda v: v.start)
+            found = sorted(found + _spans(COUNT_WORD, text), key=lambda v: v.start)
         return found
     if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
         dates, durations = _spans(_DATE, text), values(text, AnswerType.DURATION)
