@@ -279,10 +279,17 @@ def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path
     assert [k for k, _ in store.search_dense(moved, 10, near=query)] == expected(store, moved, 10)
 
 
-@pytest.mark.parametrize("dim", [384, 7, 1040])
-def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(dim: int) -> None:
+@pytest.mark.parametrize("packed", [True, False], ids=["numkong-packed", "simsimd-mapped"])
+@pytest.mark.parametrize("dim", [384, 7, 1040, 1536])
+def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(
+    dim: int, packed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Codes are stored as uint8 (int8 + 128) and scanned with simsimd's uint8 dot; the shift is taken off exactly,
-    also where the shifted dots pass float32's exact integers (every code and query entry at +-127)."""
+    also where the shifted dots pass float32's exact integers (every code and query entry at +-127). A full scan
+    multiplies by a packed int8 copy instead (numkong), up to `_PACK_MAX_ROWS` rows: the same scores, bit for bit,
+    also where the int8 products pass float32's exact integers (1536 dimensions) and round."""
+    if not packed:
+        monkeypatch.setattr(dense_codes, "_PACK_MAX_ROWS", 0)
     matrix = e5_like(500, dim, seed=dim)
     matrix[:4, :] = np.where(np.arange(dim) % 2, 1.0, -1.0).astype(np.float32)  # codes of +-127, after the mean
     codes = Int8Codes.build(matrix)
@@ -295,6 +302,7 @@ def test_the_shifted_codes_score_as_the_int8_codes_bit_for_bit(dim: int) -> None
         got = codes._code_scores(q8, None)
         assert got.dtype == np.float32
         assert np.array_equal(got, want)
+        assert (codes._packed is not None) == packed
         rows = np.array([3, 0, 499, 17], dtype=np.intp)
         assert np.array_equal(codes._code_scores(q8, rows), want[rows])
 

@@ -21,7 +21,11 @@ shifted alike: simsimd has no int8-by-uint8 dot, and its uint8 one scanned 10k c
 against its int8 one's 139-141 microseconds on the benchmark machine (an AMD EPYC with AVX-512 VNNI). The shift is
 undone exactly: (q + 128) . (c + 128) = q . c + 128 * (sum(q) + sum(c + 128)), every term an integer that a
 float64 holds exactly, with each row's sum(c + 128) saved beside its code; so the code scores are those of the
-int8 codes bit for bit, and so are the rows picked.
+int8 codes bit for bit, and so are the rows picked. A scan of every row instead multiplies the query by a copy of
+the int8 codes packed in memory for numkong's matrix kernel (made at the first scan), which returns q . c itself as
+an int32: 130 against 177 microseconds for the code scores of 9,400 rows on an Intel Xeon with AVX-512 VNNI
+(BENCHMARKS.md, issue 14, "Another host"), the same integers, so the same scores bit for bit. A shortlist (a
+variant's scan) is gathered from the mapped codes and scanned with simsimd: packing it would cost more.
 
 `dense-g{G}.i8` lives beside `dense-g{G}.exact`, holds its rows in the same (key) order, is written with it and
 removed with it; one that is missing, damaged or from other keys is rebuilt from the mapped vectors.
@@ -36,6 +40,7 @@ import threading
 import zlib
 from pathlib import Path
 
+import numkong
 import numpy as np
 import numpy.typing as npt
 import simsimd
@@ -62,6 +67,9 @@ _AHEAD = 3
 # gather of the shortlisted codes grows past what the shorter scan saves).
 _NEAR_SHARE = 0.1
 _SLICE = 65536
+# Up to this many rows a full scan packs the codes in memory for numkong (a copy of 50 MB at 384 dimensions); past
+# it (an exact index forced far beyond the ANN switch) simsimd scans the mapped file.
+_PACK_MAX_ROWS = 1 << 17
 
 Matrix = npt.NDArray[np.float32]
 Sums = npt.NDArray[np.int32]
@@ -95,6 +103,7 @@ class Int8Codes:
         self._error = float(error.max()) if len(error) else 0.0
         self._norm = float(norm.max()) if len(norm) else 0.0
         self._last = threading.local()  # per thread: the last full scan's query and code scores (`near`)
+        self._packed: numkong.PackedMatrix | None = None  # the int8 codes for numkong's kernel: `_packed_codes`
 
     def __len__(self) -> int:
         return len(self.scale)
@@ -226,6 +235,12 @@ class Int8Codes:
 
     def _code_scores(self, q8: npt.NDArray[np.int8], rows: npt.NDArray[np.intp] | None) -> Matrix:
         """`(q8 . code) * scale` of each row (of `rows`, or of all): the int8 codes' scores, from the shifted codes."""
+        packed = self._packed_codes() if rows is None else None
+        if packed is not None:
+            # int32 products, exact (|q8 . code| <= 127 * 127 * dim); to float32 as the float64 ones below are
+            scores: Matrix = np.asarray(numkong.dots_packed(q8[None, :], packed))[0].astype(np.float32)
+            scores *= self.scale
+            return scores
         if rows is None:
             codes, scale, shifted = self.codes, self.scale, self._shifted
         else:
@@ -240,6 +255,14 @@ class Int8Codes:
         approx = exact.astype(np.float32)
         approx *= scale
         return approx
+
+    def _packed_codes(self) -> numkong.PackedMatrix | None:
+        """The int8 codes packed for numkong's kernel, made at the first full scan (3 ms at 9,400 rows); None past
+        `_PACK_MAX_ROWS`. Two threads making it at once each make the same one."""
+        packed = self._packed
+        if packed is None and 0 < len(self) <= _PACK_MAX_ROWS:
+            packed = self._packed = numkong.dots_pack((self.codes ^ np.uint8(_SHIFT)).view(np.int8))
+        return packed
 
     def _shortlist(self, near: Matrix | None, k: int) -> npt.NDArray[np.intp] | None:
         """The rows `near`'s scan in this thread scored best, ascending; None when that scan is not remembered
