@@ -80,11 +80,12 @@ def test_trusted_models_share_a_fields_set_that_assignment_and_copies_leave_alon
 class _Store:
     """A store whose dense scan and BM25 take as long as they are told to, and that records the thread BM25 ran in."""
 
-    def __init__(self, scan: Any, keys: int = 6, duplicates: bool = False, bm25: Any = None) -> None:
+    def __init__(self, scan: Any, keys: int = 6, duplicates: bool = False, bm25: Any = None, group: int = 2) -> None:
         self.scan = scan
         self.bm25 = bm25 or (lambda: None)
         self.keys = keys
         self.duplicates = duplicates
+        self.group = group  # with duplicates: keys share a fingerprint in runs of this many
         self.bm25_threads: list[str] = []
         self.chunks_asked: list[list[int]] = []
 
@@ -100,7 +101,7 @@ class _Store:
         return [(key, 1.0 - key / 100) for key in range(self.keys)][:k]
 
     def _fingerprint(self, key: int) -> str:
-        return f"fp{key // 2 if self.duplicates else key}"
+        return f"fp{key // self.group if self.duplicates else key}"
 
     def get_chunks_by_key(self, keys: list[int]) -> dict[int, Chunk]:
         self.chunks_asked.append(list(keys))
@@ -172,6 +173,19 @@ def test_dedupe_cut_at_k_returns_the_first_distinct_hits() -> None:
     # no chunks again when the hits are built.
     assert sum(len(asked) for asked in store.chunks_asked) < 20
     assert hits[4].chunk.fingerprint == "fp4"
+
+
+def test_duplicates_past_the_ranked_head_still_leave_k_distinct_hits() -> None:
+    # The fused order is ranked only a little past k; runs of 30 keys sharing a fingerprint make de-duplication walk
+    # far beyond that, to keys 0, 30, 60 and 90: the whole order is ranked then, and the hits are the same.
+    store = _Store(lambda: None, keys=200, duplicates=True, group=30)
+    hits = _search(_retriever(store, candidates=200), times=1, k=4)
+    assert [h.key for h in hits] == [0, 30, 60, 90]
+    assert [h.chunk.fingerprint for h in hits] == ["fp0", "fp1", "fp2", "fp3"]
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
+    # With fewer distinct chunks than k, every distinct one comes back, best first.
+    few = _Store(lambda: None, keys=200, duplicates=True, group=80)
+    assert [h.key for h in _search(_retriever(few, candidates=200), times=1, k=5)] == [0, 80, 160]
 
 
 def test_a_search_without_duplicates_reads_exactly_its_k_chunks_once() -> None:

@@ -31,6 +31,11 @@ from agentrag.vocab import Ranking
 
 log = logging.getLogger(__name__)
 
+# The fused order is ranked only as far as the hits can come from (k, or the reranker's head) and this many more, the
+# room for duplicates that de-duplication skips; ranking its tail (the ties of min-max normalisation's exact 0s
+# reordered by rank) was a third of the final fusion at 10k chunks. Duplicates that fill the room: ranked whole.
+_DUPLICATE_ROOM = 10
+
 
 class Retriever:
     def __init__(
@@ -241,15 +246,20 @@ class Retriever:
     ) -> list[Hit]:
         depth = max(self.settings.candidates, k)
         per_channel = self.channels(query, channel, depth, flt, query_vector)
-        fused = self.fuse(per_channel)
+        # Only the first k survivors are ever used, or the reranker's head when it is longer (the floor below drops a
+        # tail of a list sorted by score; the reranker reorders its head, and the hits come from it whenever it holds
+        # k): the fused order is needed that far, and past it only as far as de-duplication walks.
+        head = k if self.reranker is None else max(k, self.rerank_top_n)
+        fused = self.fuse(per_channel, head + _DUPLICATE_ROOM)  # the first entries of the whole order, the same
         chunks: dict[int, Chunk] | None = None
         if self.settings.dedupe and fused:
-            # Only the first k survivors are ever used, or the reranker's head when it is longer (the floor below
-            # drops a tail of a list sorted by score; the reranker reorders its head, and the hits come from it
-            # whenever it holds k), so de-duplication stops there, and the chunks it reads are those the reranker
-            # scores and the hits show: read once.
-            limit = k if self.reranker is None else max(k, self.rerank_top_n)
-            fused, chunks = self._distinct_head(fused, limit)
+            # De-duplication stops at the head, and the chunks it reads are those the reranker scores and the hits
+            # show: read once.
+            ranked_whole = len(fused) < head + _DUPLICATE_ROOM
+            distinct, chunks = self._distinct_head(fused, head)
+            if len(distinct) < head and not ranked_whole:  # the duplicates filled the room: walk the whole order
+                distinct, chunks = self._distinct_head(self.fuse(per_channel), head)
+            fused = distinct
         if self.settings.relevance_floor > 0:
             fused = [(key, score) for key, score in fused if score >= self.settings.relevance_floor]
         rerank_scores: dict[int, float] = {}
