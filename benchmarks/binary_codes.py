@@ -36,9 +36,8 @@ def _feedback_vector(kb: Any, query: str, vector: np.ndarray, depth: int) -> np.
     with store.searching():
         channels = retriever.channels(query, Channel.HYBRID, depth, None, vector)
     first = {name: channels[name] for name in (Ranking.BM25, Ranking.DENSE)}
-    best = [key for key, _ in retriever.fuse(first, retriever.settings.feedback_docs)]
-    moved = vector + retriever.settings.feedback_weight * store.get_vectors(best).mean(axis=0)
-    return (moved / np.sqrt(moved.dot(moved))).astype(np.float32)
+    moved = retriever.feedback_vector(vector, retriever.fuse(first, retriever.settings.feedback_docs))
+    return vector if moved is None else moved
 
 
 def main() -> None:

@@ -67,9 +67,9 @@ def main() -> None:
             channels = retriever.channels(query, Channel.HYBRID, depth, None, vector)
             first = {name: channels[name] for name in (Ranking.BM25, Ranking.DENSE)}
             today = channels.get(Ranking.FEEDBACK, [])
-            best = [key for key, _ in retriever.fuse(first, retriever.settings.feedback_docs)]
-            moved = vector + retriever.settings.feedback_weight * store.get_vectors(best).mean(axis=0)
-            moved = (moved / np.sqrt(moved.dot(moved))).astype(np.float32)
+            moved = retriever.feedback_vector(vector, retriever.fuse(first, retriever.settings.feedback_docs))
+            if moved is None:  # no first-pass hit to move toward: no feedback channel to compare
+                continue
             approx = base._codes._last.scanned[1]  # the query's code scores, from its first-pass scan
             fused_today = [key for key, _ in retriever.fuse(channels)[:10]]
             for m in sizes:

@@ -138,9 +138,20 @@ class Retriever:
         second search reaches passages one step away from the question (the second hop of a bridge
         question) without any model call. It costs one more vector search and no embedding.
         """
+        moved = self.feedback_vector(vector, first_pass)
+        if moved is None:
+            return []
+        # The store is told the first pass's vector, so that it may narrow the scan to what that one scored best.
+        return self.store.search_dense(moved, depth, flt, ef=self.settings.feedback_ef_search, near=vector)
+
+    def feedback_vector(
+        self, vector: npt.NDArray[np.float32], first_pass: list[tuple[int, float]]
+    ) -> npt.NDArray[np.float32] | None:
+        """The query vector moved toward the vectors of its best `feedback_docs` first-pass hits, at unit length: what
+        the feedback channel searches for (None: no hit to move toward, or the move cancels the query out)."""
         keys = [key for key, _ in first_pass[: self.settings.feedback_docs]]
         if not keys:
-            return []
+            return None
         rows = self.store.get_vectors(keys)
         # What `rows.mean(axis=0)` and `np.linalg.norm` compute, bit for bit, without their Python wrappers: the sum
         # divided in place by an intp count (as numpy's _mean does), and the square root of the dot product.
@@ -152,10 +163,9 @@ class Retriever:
         moved = vector + self.settings.feedback_weight * centroid
         norm = float(np.sqrt(moved.dot(moved)))
         if norm == 0:
-            return []
-        # The store is told the first pass's vector, so that it may narrow the scan to what that one scored best.
-        moved32 = (moved / norm).astype(np.float32)
-        return self.store.search_dense(moved32, depth, flt, ef=self.settings.feedback_ef_search, near=vector)
+            return None
+        unit: npt.NDArray[np.float32] = (moved / norm).astype(np.float32)
+        return unit
 
     def fuse(self, channels: dict[str, ChannelResult], limit: int | None = None) -> list[tuple[int, float]]:
         """The channels fused, best first; with `limit`, only the first `limit` of that order."""
