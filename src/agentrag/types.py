@@ -287,6 +287,7 @@ _SET_DICT = BaseModel.__dict__["__dict__"].__set__
 _SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+_NEW = object.__new__  # looked up once: a search makes some 240 models
 
 
 _EVERY_FIELD: dict[type[BaseModel], set[str]] = {}  # per model class: the names of all its fields
@@ -301,7 +302,7 @@ def trusted(cls: type[_Model], values: dict[str, Any]) -> _Model:
     Its fields-set is one set per class, shared by the instances made here: it names every field, and pydantic
     only ever adds a field's name to it (on assignment) or copies it (`model_copy`), so it never changes. A set
     per instance was a third of the objects a hybrid search at k = 60 left for the garbage collector to scan."""
-    model = object.__new__(cls)
+    model = _NEW(cls)
     _SET_DICT(model, values)
     every = _EVERY_FIELD.get(cls)
     if every is None:

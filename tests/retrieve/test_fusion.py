@@ -87,3 +87,33 @@ def test_a_limit_gives_the_first_of_the_full_order() -> None:
         for limit in (0, 1, 2, 5, 100):
             assert score_fusion(channels, weights, limit) == score_fusion(channels, weights)[:limit]
             assert rrf(channels, weights, 60, limit) == rrf(channels, weights, 60)[:limit]
+
+
+def test_a_short_limit_walked_down_the_channels_is_the_head_of_the_full_order() -> None:
+    """The first pass asks for its best two: found by walking the channels down, which must stop neither early
+    (a key further down still fuses higher) nor late, and keep the full order's ties (rank, then key)."""
+    import random
+
+    rng = random.Random(23)
+    for trial in range(400):
+        pool = range(40)
+        channels = {
+            name: sorted(
+                [(key, rng.choice([rng.random(), 0.5, 0.25])) for key in rng.sample(pool, rng.randint(1, 30))],
+                key=lambda kv: -kv[1],
+            )
+            for name in ("bm25", "dense")
+        }
+        if trial % 5 == 0:  # equal scores in a channel (its normalised scores all 1.0)
+            channels["dense"] = [(key, 0.7) for key, _ in channels["dense"]]
+        weights = {"bm25": rng.choice([0.4, 0.5, 0.0]), "dense": 0.6}
+        whole = score_fusion(channels, weights)
+        for limit in (1, 2, 3, 4):
+            assert score_fusion(channels, weights, limit) == whole[:limit]
+    # A key deep in both channels that fuses highest: found although neither channel ranks it near the top.
+    bm25 = [(1, 10.0), (2, 9.0), (3, 8.9), (4, 8.8), (9, 8.7), (5, 0.0)]
+    dense = [(6, 0.9), (7, 0.89), (8, 0.88), (10, 0.87), (9, 0.86), (5, 0.1)]
+    channels = {"bm25": bm25, "dense": dense}
+    best = score_fusion(channels, {"bm25": 0.5, "dense": 0.5}, 1)
+    assert best == score_fusion(channels, {"bm25": 0.5, "dense": 0.5})[:1]
+    assert best[0][0] == 9

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import pairwise
-from operator import itemgetter
+from operator import ge, itemgetter
 
 from agentrag.store.base import ChannelResult
+
+# Up to this `limit` score fusion walks the channels down instead of fusing every candidate (`_walk`): for the
+# first pass's two feedback documents, 15 against 27 microseconds on hotpotqa's channels (k = 60); the walk costs
+# as much as fusing them all at a limit of about 8.
+_WALK_MAX = 4
 
 
 def _ranked(
@@ -66,6 +71,10 @@ def score_fusion(
     0.0 plus each channel's weight * (score - lo) / (hi - lo) in channel order: the same float64 operations,
     in the same order, as the numpy version had (bincount adds in input order), so the same bits. `limit`: as in
     `_ranked`."""
+    if limit is not None and 0 < limit <= _WALK_MAX:
+        walked = _walk(channels, weights, limit)
+        if walked is not None:
+            return walked
     fused: dict[int, float] = {}
     get = fused.get
     for name, results in channels.items():
@@ -82,3 +91,53 @@ def score_fusion(
             for key, _ in results:
                 fused[key] = get(key, 0.0) + weight * 1.0
     return _ranked(fused, channels, limit)
+
+
+def _walk(
+    channels: Mapping[str, ChannelResult], weights: Mapping[str, float], limit: int
+) -> list[tuple[int, float]] | None:
+    """The first `limit` of score fusion's order, found by walking the channels down rank by rank (Fagin, Lotem and
+    Naor's threshold algorithm): each key met is fused whole, from its scores in every channel, and the walk stops
+    once the `limit`-th best fused score is at least what a key not yet met could reach (each channel's next
+    normalised score, weighted and added). A key not met can only tie then, and ties go to the better rank: a key
+    met has one. Each fused score is the same sum, in the same order, as `score_fusion`'s; float addition is
+    monotonic, so the bound holds bit for bit. None (fuse them all) when a weight is negative or a channel is not
+    best first or names a key twice."""
+    parts: list[tuple[ChannelResult, dict[int, float], float, float, float]] = []
+    for name, results in channels.items():
+        if not results:
+            continue
+        weight = weights.get(name, 1.0)
+        scores = [score for _, score in results]
+        by_key = dict(results)
+        if not weight >= 0 or not all(map(ge, scores, scores[1:])) or len(by_key) != len(results):
+            return None
+        lo, hi = min(scores), max(scores)
+        parts.append((results, by_key, weight, lo, hi - lo))
+
+    seen: dict[int, tuple[float, int]] = {}  # key -> (fused score, best rank)
+    best: list[float] = []  # the `limit` best fused scores met, best first
+    for rank in range(max(len(part[0]) for part in parts) if parts else 0):
+        for part in parts:
+            results = part[0]
+            if rank >= len(results) or results[rank][0] in seen:
+                continue
+            key = results[rank][0]
+            fused = 0.0
+            for _, by_key, weight, lo, span in parts:  # as score_fusion adds, channel by channel
+                score = by_key.get(key)
+                if score is not None:
+                    fused = fused + (weight * ((score - lo) / span) if span > 0 else weight * 1.0)
+            seen[key] = (fused, rank + 1)
+            if len(best) < limit or fused > best[-1]:
+                best = sorted([*best, fused], reverse=True)[:limit]
+        if len(best) == limit:
+            reach = 0.0  # the most a key not met yet can fuse to: every channel's next score
+            for results, _, weight, lo, span in parts:
+                if rank + 1 < len(results):
+                    score = results[rank + 1][1]
+                    reach = reach + (weight * ((score - lo) / span) if span > 0 else weight * 1.0)
+            if best[-1] >= reach:
+                break
+    ranked = sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[0]))[:limit]
+    return [(key, fused) for key, (fused, _) in ranked]

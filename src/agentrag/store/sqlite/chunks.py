@@ -87,7 +87,7 @@ class ChunkReader:
     def by_key(self, keys: list[int]) -> dict[int, Chunk]:
         con, rows, documents = self._con, self._rows, self._documents
         own = not con.in_transaction  # inside the store's own write, that transaction is the snapshot
-        if own and self._generation_of(con, self._generation) == self._generation and all(k in rows for k in keys):
+        if own and self._generation_of(con, self._generation) == self._generation and all(map(rows.__contains__, keys)):
             return _chunks(keys, rows)
         if own:
             con.execute("BEGIN")
