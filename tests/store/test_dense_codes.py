@@ -240,7 +240,7 @@ def test_threads_picking_rows_at_once_get_what_each_would_alone() -> None:
 
 def test_a_variant_of_the_last_query_scans_only_the_rows_that_query_scored_best() -> None:
     """The hybrid search's feedback vector (the query moved toward its best hits) is told its query: its scan
-    looks only among the tenth of the rows the query's codes scored best, and finds the same top k there."""
+    reads only the twentieth of the rows the query's codes scored best, and finds the same top k there."""
     matrix = e5_like(6000, 384, seed=8)
     keys = np.arange(6000, dtype=np.int64)
     codes = Int8Codes.build(matrix)
@@ -251,10 +251,15 @@ def test_a_variant_of_the_last_query_scans_only_the_rows_that_query_scored_best(
     alone = codes.candidates(moved, 20)
     first = codes.candidates(query, 20)
     assert len(first) > 0
+    scanned: list[int] = []
+    code_scores = codes._code_scores
+    codes._code_scores = lambda q8, rows: scanned.append(len(rows)) or code_scores(q8, rows)  # type: ignore[method-assign]
     narrowed = codes.candidates(moved, 20, near=query)
+    codes._code_scores = code_scores  # type: ignore[method-assign]
+    assert scanned == [300]
     scores = matrix @ query
-    best_tenth = set(np.argsort(-scores)[:600].tolist())
-    assert set(narrowed.tolist()) <= best_tenth
+    best_twentieth = set(np.argsort(-scores)[:300].tolist())
+    assert set(narrowed.tolist()) <= best_twentieth
     assert narrowed.tolist() == sorted(narrowed.tolist())
     picked = narrowed[np.lexsort((narrowed, -(matrix[narrowed] @ moved)))[:20]]
     assert keys[picked].tolist() == full_scan(keys, matrix, moved, 20)[0]
