@@ -251,9 +251,14 @@ def test_a_variant_of_the_last_query_scans_only_the_rows_that_query_scored_best(
     alone = codes.candidates(moved, 20)
     first = codes.candidates(query, 20)
     assert len(first) > 0
-    scanned: list[int] = []
+    scanned: list[int] = []  # rows whose codes the feedback's scan reads
     code_scores = codes._code_scores
-    codes._code_scores = lambda q8, rows: scanned.append(len(rows)) or code_scores(q8, rows)  # type: ignore[method-assign]
+
+    def counted(q8: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        scanned.append(len(codes) if rows is None else len(rows))
+        return code_scores(q8, rows)
+
+    codes._code_scores = counted  # type: ignore[method-assign]
     narrowed = codes.candidates(moved, 20, near=query)
     codes._code_scores = code_scores  # type: ignore[method-assign]
     assert scanned == [300]
