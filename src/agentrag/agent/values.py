@@ -242,6 +242,3 @@ def values(text: str, kind: AnswerType) -> list[Value]:
         return sorted((v for v in found if any(ch.isalnum() for ch in v.text)), key=lambda v: v.start)
     return []
 
-
-def has_value(text: str, kind: AnswerType) -> bool:
-    return bool(values(text, kind))
