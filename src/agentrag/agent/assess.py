@@ -23,6 +23,7 @@ from agentrag.agent.en_spans import kind_named
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
 from agentrag.agent.question import Constraint, QuestionAnalysis, QuestionPart
+from agentrag.agent.reasons import past_the_title
 from agentrag.agent.router import rule_route
 from agentrag.agent.same import Same, same_attribute
 from agentrag.agent.selection import Scored, Selector
@@ -191,6 +192,7 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
         # The constraints are what the question is about: a unit that meets them beats one that merely scores well.
         meeting = next((s for s in ranked if s.met), None)
         best = meeting if meeting is not None and meeting.score >= MET_SHARE * ranked[0].score else ranked[0]
+        best = past_the_title(part, selector, best, ranked)
     if part.answer_type == AnswerType.CHOICE:
         return _choice(part, selector, ranked)
     short: str | None = None

@@ -241,4 +241,3 @@ def values(text: str, kind: AnswerType) -> list[Value]:
         found = names(text, kind) + _spans(_AMOUNT, text) + _spans(_DATE, text)
         return sorted((v for v in found if any(ch.isalnum() for ch in v.text)), key=lambda v: v.start)
     return []
-
