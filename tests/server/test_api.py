@@ -47,6 +47,8 @@ def test_wrong_keys_get_401_and_other_knowledge_bases_404(running: Running) -> N
     assert outsider.get("/v1/kb/finance/documents").json()["detail"] == outsider.get(
         "/v1/kb/does-not-exist/documents"
     ).json()["detail"].replace("does-not-exist", "finance")
+    # The refusal says it is about this key, the same whether the knowledge base exists or not.
+    assert outsider.get("/v1/kb/finance/documents").json()["detail"] == "no knowledge base 'finance' this key may use"
     assert outsider.get("/v1/kb").json() == {"knowledge_bases": []}
     assert outsider.post("/v1/kb", json={"name": "finance"}).status_code == 403, "the same as for a free name"
 

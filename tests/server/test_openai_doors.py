@@ -72,8 +72,8 @@ def test_models_needs_a_valid_key_and_hides_other_knowledge_bases(service: Runni
         outsider.models.retrieve("private")
     with pytest.raises(openai.NotFoundError) as missing:
         outsider.models.retrieve("nowhere")
-    assert hidden.value.body == {"detail": "no knowledge base 'private'"}
-    assert missing.value.body == {"detail": "no knowledge base 'nowhere'"}
+    assert hidden.value.body == {"detail": "no knowledge base 'private' this key may use"}
+    assert missing.value.body == {"detail": "no knowledge base 'nowhere' this key may use"}
 
 
 def test_search_returns_the_sample_passages_in_openais_shape(service: Running) -> None:
@@ -101,8 +101,8 @@ def test_search_refuses_a_wrong_key_and_hides_another_keys_knowledge_base(servic
         search(service, outsider, kb="private", query="on-call")
     with pytest.raises(openai.NotFoundError) as missing:
         search(service, outsider, kb="nowhere", query="on-call")
-    assert hidden.value.body == {"detail": "no knowledge base 'private'"}
-    assert missing.value.body == {"detail": "no knowledge base 'nowhere'"}
+    assert hidden.value.body == {"detail": "no knowledge base 'private' this key may use"}
+    assert missing.value.body == {"detail": "no knowledge base 'nowhere' this key may use"}
     assert search(service, service.key("private"), kb="private", query="on-call").data
 
 

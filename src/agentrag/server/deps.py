@@ -134,11 +134,14 @@ Key = Annotated[ApiKey, Depends(current_key)]
 
 def visible_kb(service: Service, name: str, key: ApiKey) -> KnowledgeBase:
     """The knowledge base named `name` (its id or its display name) if this key may use it; 404 otherwise,
-    whether or not it exists, naming it as asked (never its id, so a refusal tells nothing)."""
+    whether or not it exists, naming it as asked (never its id, so a refusal tells nothing). The message says it is
+    about this key: a key made without `--kb` or `--admin` uses only the knowledge bases it creates, and a first user
+    asking such a key about the one `agentrag ingest` made read "no knowledge base 'default'" as a missing one."""
+    refused = f"no knowledge base {name!r} this key may use"
     try:
         kb_id = service.resolve(name)
     except ConfigError as exc:
-        raise HTTPException(404, f"no knowledge base {name!r}") from exc
+        raise HTTPException(404, refused) from exc
     if not key.can_use(kb_id) or kb_id not in service.knowledge_bases():
-        raise HTTPException(404, f"no knowledge base {name!r}")
+        raise HTTPException(404, refused)
     return service.kb(kb_id)
