@@ -8,6 +8,7 @@ from pathlib import Path
 from agentrag.agent.question import analyze
 from agentrag.agent.typed import holds_answer, short_answer
 from agentrag.agent.units import Unit, unit_tokens
+from agentrag.agent.value_choice import marks_asked_bound
 from agentrag.embed.base import Embedder
 from agentrag.settings import Settings
 from tests.agent.test_bridges import _ask
@@ -134,3 +135,23 @@ def test_a_count_in_words_is_a_number_and_a_clock_time_is_not() -> None:
     assert _answer("How many searches does a hybrid query run?", merged) == "two"
     # A word that starts a name or a phrase counts nothing: "One Direction", "two of them".
     assert _answer("How many records did they sell?", "Two of them sold 40 records.") == "40"
+
+
+def test_a_question_asking_for_a_bound_is_answered_by_a_unit_that_states_one(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "What is the minimum uptime the Enterprise SLA promises?" was answered 11, from "11 Enterprise tenants use
+    freshness=strict", which outscored the SLA's "at least 99.95%" on the question's name alone."""
+    assert marks_asked_bound("What is the minimum uptime?", "an uptime of at least 99.95% each month") is True
+    assert marks_asked_bound("What is the minimum uptime?", "11 Enterprise tenants use freshness=strict.") is False
+    assert marks_asked_bound("What is the uptime?", "an uptime of at least 99.95% each month") is None
+    docs = {
+        "postmortem.md": "# INC-2291 Postmortem: Enterprise SLA breach\n\n## Impact\n\n- 11 Enterprise tenants use "
+        "freshness=strict. About 18% of their search requests failed with E5003 for 72 minutes. All 72 minutes count "
+        "as downtime under the Enterprise SLA, so their monthly uptime fell below the Enterprise SLA.\n",
+        "sla.md": "# Aurora Service Level Agreement\n\n## 3. Service Commitment\n\nFor the Enterprise plan, Northwind "
+        "Lab will use commercially reasonable efforts to make Aurora available with a Monthly Uptime Percentage of at "
+        "least 99.95% in each calendar month. This SLA covers the search API.\n",
+    }
+    (answer,) = _ask(settings, embedder, tmp_path, docs, "What is the minimum uptime the Enterprise SLA promises?")
+    assert answer.short_answer == "99.95%"

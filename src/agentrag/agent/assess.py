@@ -31,7 +31,7 @@ from agentrag.agent.shared import Shared, shared_kind
 from agentrag.agent.subject import SUBJECT_TYPES, is_what_was_asked, page_subject, subject_answer
 from agentrag.agent.typed import VALUE_TYPES, asked, holds_answer, short_answer
 from agentrag.agent.units import ChunkAt, Unit, context_units, stating
-from agentrag.agent.value_choice import said_otherwise
+from agentrag.agent.value_choice import said_otherwise, stating_the_bound
 from agentrag.agent.values import POSSESSIVE, looks_like_person
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
@@ -193,6 +193,7 @@ def _answer_part(part: QuestionPart, selector: Selector, earlier: list[str]) -> 
         meeting = next((s for s in ranked if s.met), None)
         best = meeting if meeting is not None and meeting.score >= MET_SHARE * ranked[0].score else ranked[0]
         best = past_the_title(part, selector, best, ranked)
+        best = stating_the_bound(part, best, ranked, MET_SHARE)
     if part.answer_type == AnswerType.CHOICE:
         return _choice(part, selector, ranked)
     short: str | None = None

@@ -6,12 +6,16 @@ words (a price for a cost, an English sentence for a Chinese question about a co
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.units import Unit
 from agentrag.agent.values import Value
 from agentrag.text.tokenize import has_cjk
 from agentrag.vocab import AnswerType
+
+if TYPE_CHECKING:  # selection imports typed, which imports this module
+    from agentrag.agent.selection import Scored
 
 # A question asking for a bound, and the words that mark a value as that bound when they stand just before it:
 # (asked, marked), the maximum first.
@@ -61,6 +65,31 @@ def bounded(question: str, text: str, found: list[Value]) -> list[Value]:
         if asked.search(question):
             return [v for v in found if marked.search(text, max(0, v.start - _MARKER_REACH), v.start)] or found
     return found
+
+
+def marks_asked_bound(question: str, text: str) -> bool | None:
+    """Whether the text marks a number as the bound the question asks for ("at least 99.95%" for "the minimum
+    uptime"); None when the question asks for no bound."""
+    for asked, marked in _BOUNDS:
+        if asked.search(question):
+            starts = (m.start() for m in _NUMBER.finditer(text))
+            return any(marked.search(text, max(0, at - _MARKER_REACH), at) for at in starts)
+    return None
+
+
+def stating_the_bound(part: QuestionPart, best: Scored, ranked: list[Scored], share: float) -> Scored:
+    """For a question asking for a bound of a quantity ("the minimum uptime the SLA promises"): when the best unit
+    marks no number as that bound, the best unit on the same subject (met as `best` is) that holds the answer's type
+    and does, if it scores at least `share` of the best. "11 Enterprise tenants use freshness=strict" outscored the
+    SLA's "a Monthly Uptime Percentage of at least 99.95%" on the question's name alone."""
+    if part.answer_type not in (AnswerType.NUMBER, AnswerType.DURATION) or marks_asked_bound(
+        part.text, best.unit.text
+    ) in (None, True):
+        return best
+    marking = next(
+        (s for s in ranked if s.typed and s.met == best.met and marks_asked_bound(part.text, s.unit.text)), None
+    )
+    return marking if marking is not None and marking.score >= share * best.score else best
 
 
 def numbers(text: str) -> set[str]:
