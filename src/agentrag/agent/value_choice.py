@@ -58,23 +58,34 @@ _PRICE = re.compile(
 )
 
 
+def _bound_marker(question: str) -> re.Pattern[str] | None:
+    """The words that mark a value as the bound the question asks for; None when it asks for no bound."""
+    return next((marked for asked, marked in _BOUNDS if asked.search(question)), None)
+
+
+def _marked(marker: re.Pattern[str], text: str, at: int) -> bool:
+    """The value starting at `at` stands just after the marker."""
+    return marker.search(text, max(0, at - _MARKER_REACH), at) is not None
+
+
+def _marks_a_number(marker: re.Pattern[str], text: str) -> bool:
+    return any(_marked(marker, text, m.start()) for m in _NUMBER.finditer(text))
+
+
 def bounded(question: str, text: str, found: list[Value]) -> list[Value]:
     """For a question asking for a bound, the values the text marks as one; all of them when it marks none (or the
     question asks for no bound)."""
-    for asked, marked in _BOUNDS:
-        if asked.search(question):
-            return [v for v in found if marked.search(text, max(0, v.start - _MARKER_REACH), v.start)] or found
-    return found
+    marker = _bound_marker(question)
+    if marker is None:
+        return found
+    return [v for v in found if _marked(marker, text, v.start)] or found
 
 
 def marks_asked_bound(question: str, text: str) -> bool | None:
     """Whether the text marks a number as the bound the question asks for ("at least 99.95%" for "the minimum
     uptime"); None when the question asks for no bound."""
-    for asked, marked in _BOUNDS:
-        if asked.search(question):
-            starts = (m.start() for m in _NUMBER.finditer(text))
-            return any(marked.search(text, max(0, at - _MARKER_REACH), at) for at in starts)
-    return None
+    marker = _bound_marker(question)
+    return None if marker is None else _marks_a_number(marker, text)
 
 
 def stating_the_bound(part: QuestionPart, best: Scored, ranked: list[Scored], share: float) -> Scored:
@@ -82,13 +93,12 @@ def stating_the_bound(part: QuestionPart, best: Scored, ranked: list[Scored], sh
     marks no number as that bound, the best unit on the same subject (met as `best` is) that holds the answer's type
     and does, if it scores at least `share` of the best. "11 Enterprise tenants use freshness=strict" outscored the
     SLA's "a Monthly Uptime Percentage of at least 99.95%" on the question's name alone."""
-    if part.answer_type not in (AnswerType.NUMBER, AnswerType.DURATION) or marks_asked_bound(
-        part.text, best.unit.text
-    ) in (None, True):
+    if part.answer_type not in (AnswerType.NUMBER, AnswerType.DURATION):
         return best
-    marking = next(
-        (s for s in ranked if s.typed and s.met == best.met and marks_asked_bound(part.text, s.unit.text)), None
-    )
+    marker = _bound_marker(part.text)  # looked up once, not per unit
+    if marker is None or _marks_a_number(marker, best.unit.text):
+        return best
+    marking = next((s for s in ranked if s.typed and s.met == best.met and _marks_a_number(marker, s.unit.text)), None)
     return marking if marking is not None and marking.score >= share * best.score else best
 
 
