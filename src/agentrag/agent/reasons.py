@@ -4,10 +4,10 @@ The unit that best repeats a "why" question's words is often the title of the pa
 Postmortem: Aurora strict-freshness searches failing with E5003" for "INC-2291 的根因是什么？", where the postmortem's
 own "Root cause confirmed: ..." shares no word with the question; or a field line such as "Incident: INC-2291.".
 Only then is the answer looked for elsewhere: the best unit about the question's subject that states a cause, or
-else the best one that says more than a name. Sentences are
-not otherwise preferred for a causal word: in Chinese text 由于 and 因为 are everywhere, and cmrc2018's "why"
-answers are found by the question's own words (a variant that gave causal sentences the type bonus and took one
-scoring within 60% of the best cost cmrc2018 0.0034 EM and 0.0067 F1 in both modes).
+else the best one that says more than a name. Sentences are not otherwise preferred for a causal word: in Chinese
+text 由于 and 因为 are everywhere, and cmrc2018's "why" answers are found by the question's own words (a variant that
+gave causal sentences the type bonus and took one scoring within 60% of the best cost cmrc2018 0.0034 EM and 0.0067
+F1 in both modes).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _CAUSE = re.compile(
 
 
 def gives_cause(text: str) -> bool:
+    """Whether the text states a cause (`_CAUSE`)."""
     return _CAUSE.search(text) is not None
 
 
