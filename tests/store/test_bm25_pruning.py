@@ -218,3 +218,21 @@ def test_scoring_every_posting_in_one_pass_gives_the_same_bits(seed: int, monkey
             k = rng.choice([1, 10, 50, 100_000])
             tw = rng.choice([2.0, 1.0, 0.0, 3.5])
             assert index.search(tokens, k, tw) == unpruned.search(tokens, k, tw), (tokens, k, tw)
+
+
+def test_the_remembered_query_tokens_stay_bounded_and_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index serving many queries remembers each token's idf and postings, at most `_KNOWN_MAX` of them (more
+    only while one query alone has more): results stay those of scoring every posting across the restarts."""
+    monkeypatch.setattr(bm25_search, "_KNOWN_MAX", 12)
+    rng = random.Random(31)
+    words, weights = zipf_words(400)
+    main = Segment.build(rows_of(rng, list(range(1, 2001)), words, weights))
+    live = ~np.isin(main.keys, list(range(1, 2001, 7)))
+    recent = Segment.build(rows_of(rng, [3000 + n for n in range(40)], words, weights))
+    index, unpruned = Bm25Index([main, recent], [live, None]), Unpruned([main, recent], [live, None])
+    for _ in range(150):
+        tokens = query(rng, words, weights)
+        assert index.search(tokens, 10) == unpruned.search(tokens, 10), tokens
+        assert len(index._known) <= max(12, len(set(tokens)))
+    assert index.search(["neverseen"], 10) == []
+    assert index._known["neverseen"] is None

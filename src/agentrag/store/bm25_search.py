@@ -37,6 +37,8 @@ PRUNE_MIN = 32_768
 # A saved segment's postings runs up to this long (256 KB of rows) are asked for from storage as soon as the
 # query's terms are known, all at once; longer ones only when scored in full (pruning may read a few pages).
 PREFETCH_TOGETHER = 65_536
+# Query tokens whose idf and spans an index remembers; past it the memory starts again empty.
+_KNOWN_MAX = 100_000
 
 Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
@@ -47,7 +49,7 @@ class QueryTerm:
     """A distinct query token: its weight (repeats * idf) and, per segment, its term id and postings span."""
 
     weight: float
-    spans: list[tuple[int, int, int]]  # (term id or -1, lo, hi) per segment
+    spans: tuple[tuple[int, int, int], ...]  # (term id or -1, lo, hi) per segment
 
 
 def _kth(scores: Floats, k: int) -> float:
@@ -81,6 +83,10 @@ class Bm25Index:
         self._norms = [K1 * (1 - B + B * s.lengths.astype(np.float64) / (self.avgdl or 1.0)) for s in segments]
         # The masked-out rows, ascending, to count a term's live postings without reading them all.
         self._dead = [None if m is None else np.flatnonzero(~m).astype(np.int32) for m in masks]
+        # token -> (idf, postings spans per segment), None: no live row holds it. Both are fixed for this index's
+        # life (one generation); a query's tokens looked up again cost a dict lookup, not a probe of the mapped
+        # term table, the postings' bounds and a logarithm each (`_terms`).
+        self._known: dict[str, tuple[float, tuple[tuple[int, int, int], ...]] | None] = {}
 
     def search(
         self,
@@ -105,26 +111,45 @@ class Bm25Index:
                 rows, scores = self._exhaustive(i, terms, title_weight)
             else:
                 rows, scores = self._pruned(i, terms, title_weight, k, theta, allowed)
-            keys = self.segments[i].keys[rows]
             if allowed is not None:  # exact post-filter over every matching row, so k hits survive if k exist
-                keep = np.isin(keys, allowed)
-                keys, scores = keys[keep], scores[keep]
-            all_keys.append(keys)
+                keep = np.isin(self.segments[i].keys[rows], allowed)
+                rows, scores = rows[keep], scores[keep]
+            # A segment's rows are numbered in key order, so its k best by row are its k best by key; only their
+            # keys are read (a gather of every matching row's key was a tenth of a search at 10k chunks).
+            rows, scores = _best(rows, scores, k)
+            all_keys.append(self.segments[i].keys[rows])
             all_scores.append(scores)
             if i != order[-1]:  # theta only prunes the segments still to come
                 theta = max(theta, _kth(scores, k))
         if not all_keys:
             return []
         if len(all_keys) == 1:
-            return _cut(all_keys[0], all_scores[0], k)
+            return list(zip(all_keys[0].tolist(), all_scores[0].tolist(), strict=True))  # Python ints and floats
         return _cut(np.concatenate(all_keys), np.concatenate(all_scores), k)
 
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
         """The query's distinct tokens that match a live row, in order of first appearance."""
-        out: list[QueryTerm] = []
         counts = Counter(tokens)
-        ids = [term_ids(segment.terms, list(counts)) for segment in self.segments]
-        for n, repeats in enumerate(counts.values()):
+        known = self._known
+        unknown = [token for token in counts if token not in known]
+        if unknown:
+            if len(known) + len(unknown) > _KNOWN_MAX:  # full: starts again with this query's tokens
+                known.clear()
+                unknown = list(counts)
+            self._learn(unknown)
+        out: list[QueryTerm] = []
+        for token, repeats in counts.items():
+            entry = known.get(token)
+            if entry is not None:
+                out.append(QueryTerm(repeats * entry[0], entry[1]))
+        return out
+
+    def _learn(self, tokens: list[str]) -> None:
+        """Each token's idf and postings spans (None: no live row holds it) into `_known`; the short runs of those
+        that match asked for from storage together, not in turn."""
+        ids = [term_ids(segment.terms, tokens) for segment in self.segments]
+        learnt: list[tuple[int, int, int]] = []
+        for n, token in enumerate(tokens):
             spans: list[tuple[int, int, int]] = []
             hits = 0
             for i, segment in enumerate(self.segments):
@@ -136,17 +161,15 @@ class Bm25Index:
                 spans.append((t, lo, hi))
                 hits += self._live_count(i, lo, hi)
             if hits == 0:
+                self._known[token] = None
                 continue
             idf = float(np.log((self.n_rows - hits + 0.5) / (hits + 0.5)))
-            if idf <= 0.0:
-                idf = 1e-6
-            out.append(QueryTerm(repeats * idf, spans))
-        for i, segment in enumerate(self.segments):  # the query's short runs asked for together, not in turn
-            for term in out:
-                t, lo, hi = term.spans[i]
+            self._known[token] = (1e-6 if idf <= 0.0 else idf, tuple(spans))
+            learnt.extend(spans)
+        for i, segment in enumerate(self.segments):
+            for t, lo, hi in learnt[i :: len(self.segments)]:
                 if hi - lo <= PREFETCH_TOGETHER:
                     segment.will_read(t, lo, hi)
-        return out
 
     def _live_count(self, i: int, lo: int, hi: int) -> int:
         dead, mask = self._dead[i], self.masks[i]
@@ -310,12 +333,18 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) ->
     return hit, sums[hit]
 
 
-def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int, float]]:
-    """The k best (key, score) pairs, best first, ties by key."""
-    if len(keys) > k:
-        # Every row tied with the k-th score is taken, then ordered and cut. The k-th score by a partition of
+def _best(ids: npt.NDArray[Any], scores: Floats, k: int) -> tuple[npt.NDArray[Any], Floats]:
+    """The k best ids (keys, or a segment's rows) and their scores, best first, ties by id."""
+    if len(ids) > k:
+        # Every id tied with the k-th score is taken, then ordered and cut. The k-th score by a partition of
         # the scores (an argpartition of their negation was a third slower at 30-60k rows).
         best = np.flatnonzero(scores >= _kth(scores, k))
-        keys, scores = keys[best], scores[best]
-    order = np.lexsort((keys, -scores))[:k]
-    return list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))  # Python ints and floats already
+        ids, scores = ids[best], scores[best]
+    order = np.lexsort((ids, -scores))[:k]
+    return ids[order], scores[order]
+
+
+def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int, float]]:
+    """The k best (key, score) pairs, best first, ties by key."""
+    keys, scores = _best(keys, scores, k)
+    return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already
