@@ -8,9 +8,9 @@ only build these for the few hits that are returned.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 # Re-exported, so the nouns and the vocabularies they use come from one import.
 from agentrag.vocab import Channel as Channel
@@ -121,8 +121,12 @@ class SearchFilter(BaseModel):
         return not (self.sources or self.doc_ids or self.tags or self.date_from or self.date_to)
 
 
-class ChannelScore(BaseModel):
-    rank: int  # 1-based rank inside that channel
+class ChannelScore(NamedTuple):
+    """A hit's rank (1-based) and score in one channel. A named tuple, not a model: a hybrid search at k = 60 makes
+    some 130 of them, and a model (an object, its `__dict__` and slots) cost 0.065 of its 1.09 ms on hotpotqa,
+    side by side (BENCHMARKS.md, issue 14). `Hit` dumps them as `{"rank", "score"}` objects, as before."""
+
+    rank: int
     score: float
 
 
@@ -135,6 +139,10 @@ class Hit(BaseModel):
     key: int = Field(-1, description="The store's key for the chunk (for vector lookups); -1 when unknown.")
     channels: dict[str, ChannelScore] = Field(default_factory=dict)
     rerank_score: float | None = None
+
+    @field_serializer("channels")
+    def _channels_as_objects(self, channels: dict[str, ChannelScore]) -> dict[str, dict[str, Any]]:
+        return {name: {"rank": c.rank, "score": c.score} for name, c in channels.items()}
 
     def contract(self) -> dict[str, Any]:
         """One hit of `search --json` and of the service's search endpoint."""
@@ -151,7 +159,7 @@ class Hit(BaseModel):
             "page": c.page,
             "date": c.date.isoformat() if c.date else None,
             "text": c.text,
-            "channels": {k: v.model_dump() for k, v in self.channels.items()},
+            "channels": {name: {"rank": c.rank, "score": c.score} for name, c in self.channels.items()},
             "rerank_score": self.rerank_score,
         }
 
@@ -287,7 +295,10 @@ _SET_DICT = BaseModel.__dict__["__dict__"].__set__
 _SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-_NEW = object.__new__  # looked up once: a search makes some 240 models
+_NEW = object.__new__  # looked up once: a search makes some 120 models
+# `new_tuple(ChannelScore, (rank, score))`: a named tuple made by tuple's own constructor, without the Python function
+# NamedTuple wraps it in (a search makes some 130).
+new_tuple = tuple.__new__
 
 
 _EVERY_FIELD: dict[type[BaseModel], set[str]] = {}  # per model class: the names of all its fields

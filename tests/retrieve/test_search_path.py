@@ -4,18 +4,20 @@ de-duplication cut at k."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 import time
 from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from agentrag.retrieve import overlap
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult
-from agentrag.types import ChannelScore, Chunk, Hit, SearchFilter, trusted
+from agentrag.types import ChannelScore, Chunk, Hit, SearchFilter, new_tuple, trusted
 from agentrag.vocab import Channel
 
 
@@ -46,7 +48,7 @@ def test_trusted_builds_what_model_construct_builds() -> None:
     assert chunk == Chunk.model_construct(**values) == Chunk(**values)
     assert chunk.model_dump() == Chunk(**values).model_dump()
     assert chunk.model_fields_set == set(values)
-    score = trusted(ChannelScore, {"rank": 3, "score": 0.5})
+    score = ChannelScore(3, 0.5)
     hit_values: dict[str, Any] = {
         "chunk": chunk,
         "score": 0.7,
@@ -63,18 +65,36 @@ def test_trusted_builds_what_model_construct_builds() -> None:
     assert hit.model_copy().rank == 2
 
 
+class _Pair(BaseModel):
+    rank: int
+    score: float
+
+
 def test_trusted_models_share_a_fields_set_that_assignment_and_copies_leave_alone() -> None:
-    first = trusted(ChannelScore, {"rank": 1, "score": 0.5})
-    second = trusted(ChannelScore, {"rank": 2, "score": 0.25})
+    first = trusted(_Pair, {"rank": 1, "score": 0.5})
+    second = trusted(_Pair, {"rank": 2, "score": 0.25})
     first.rank = 3  # pydantic adds the name to the fields set: it is there already
     assert first.model_fields_set == second.model_fields_set == {"rank", "score"}
     assert (first.rank, second.rank) == (3, 2)
     copied = first.model_copy(update={"score": 0.75})
     assert copied.model_fields_set == {"rank", "score"}
     assert copied.model_fields_set is not first.model_fields_set
-    assert first == ChannelScore.model_construct(rank=3, score=0.5)
-    assert trusted(ChannelScore, {"rank": 1}).model_fields_set == {"rank"}  # not every field: a set of its own
+    assert first == _Pair.model_construct(rank=3, score=0.5)
+    assert trusted(_Pair, {"rank": 1}).model_fields_set == {"rank"}  # not every field: a set of its own
     assert second.model_fields_set == {"rank", "score"}
+
+
+def test_a_hit_dumps_and_reads_its_channel_scores_as_rank_and_score_objects() -> None:
+    chunk = Chunk(chunk_id="d#0", doc_id="d", position=0, text="alpha")
+    made = new_tuple(ChannelScore, (2, 0.25))
+    assert made == ChannelScore(2, 0.25) == ChannelScore(rank=2, score=0.25)
+    assert (made.rank, made.score) == (2, 0.25)
+    hit = Hit(chunk=chunk, score=0.5, rank=1, channels={"bm25": made, "dense": {"rank": 4, "score": 0.125}})
+    assert hit.channels["dense"] == ChannelScore(4, 0.125)
+    objects = {"bm25": {"rank": 2, "score": 0.25}, "dense": {"rank": 4, "score": 0.125}}
+    assert hit.model_dump()["channels"] == objects == hit.contract()["channels"]
+    assert json.loads(hit.model_dump_json())["channels"] == objects
+    assert Hit.model_validate_json(hit.model_dump_json()) == hit
 
 
 class _Store:

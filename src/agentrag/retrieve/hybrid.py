@@ -26,7 +26,7 @@ from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult, Store
 from agentrag.text.tokenize import tokenize_query
 from agentrag.threads import one_blas_thread, one_thread
-from agentrag.types import Channel, ChannelScore, Chunk, Hit, SearchFilter, trusted
+from agentrag.types import Channel, ChannelScore, Chunk, Hit, SearchFilter, new_tuple, trusted
 from agentrag.vocab import Ranking
 
 log = logging.getLogger(__name__)
@@ -240,7 +240,7 @@ class Retriever:
                     score=score,
                     rank=len(hits) + 1,
                     key=key,
-                    channels={n: ChannelScore.model_construct(rank=r, score=v) for n, (r, v) in channels.items()},
+                    channels={n: ChannelScore(r, v) for n, (r, v) in channels.items()},
                     rerank_score=rerank_score,
                 )
             )
@@ -294,7 +294,7 @@ class Retriever:
             for rank, (key, score) in enumerate(results, start=1):
                 scores = found.get(key)  # one lookup per channel entry: most are not in the top
                 if scores is not None:
-                    scores[name] = trusted(ChannelScore, {"rank": rank, "score": float(score)})
+                    scores[name] = new_tuple(ChannelScore, (rank, float(score)))
         hits: list[Hit] = []
         for key, score in top:
             chunk = chunks.get(key)
