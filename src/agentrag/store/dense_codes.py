@@ -14,8 +14,8 @@ product with a vector of length L is spread like L * |error| / sqrt(dim), and th
 every query's and every feedback vector's top 50 of a full float32 scan on the dev sets and the scale corpus
 (BENCHMARKS.md, issue 14, branch hG); the scores of the rows kept differ from a full scan's only in float32
 rounding (a product over fewer rows: at most 3e-7). A variant of the query searched next (the hybrid search's
-feedback vector) may scan only the rows the query's codes scored best: `candidates`' `near` (an approximation:
-its top k is that of those rows).
+feedback vector) may score only the rows the query's codes scored best, all of them exactly: `candidates`' `near`
+(an approximation: its top k is that of those rows).
 
 The codes are int8 values c in [-127, 127], stored shifted as unsigned bytes c + 128, and the int8 query q is
 shifted alike: simsimd has no int8-by-uint8 dot, and its uint8 one scanned 10k codes of 384 dimensions in 117-122
@@ -25,8 +25,7 @@ float64 holds exactly, with each row's sum(c + 128) saved beside its code; so th
 int8 codes bit for bit, and so are the rows picked. A scan of every row instead multiplies the query by a copy of
 the int8 codes packed in memory for numkong's matrix kernel (made at the first scan), which returns q . c itself as
 an int32: 130 against 177 microseconds for the code scores of 9,400 rows on an Intel Xeon with AVX-512 VNNI
-(BENCHMARKS.md, issue 14, "Another host"), the same integers, so the same scores bit for bit. A shortlist (a
-variant's scan) is gathered from the mapped codes and scanned with simsimd: packing it would cost more.
+(BENCHMARKS.md, issue 14, "Another host"), the same integers, so the same scores bit for bit.
 
 `dense-g{G}.i8` lives beside `dense-g{G}.exact`, holds its rows in the same (key) order, is written with it and
 removed with it; one that is missing, damaged or from other keys is rebuilt from the mapped vectors.
@@ -63,13 +62,15 @@ _MARGIN = 1e-5
 _SPREADS = 5.0
 # The rows within the bound of the k-th best are looked for among the best this many times k first.
 _AHEAD = 3
-# The share of the rows a variant of the last query scans (`candidates`' `near`): the best of that query's order.
-# The gather of the shortlisted codes is most of the variant's scan: the full scan reads numkong's packed copy, so
-# these rows are not in the cache. A twentieth against a tenth, side by side: hotpotqa's hybrid search (k = 60)
-# 1.185 -> 1.094 ms CPU, the 10k scale corpus's (k = 10) 0.94 -> 0.89; hotpotqa's retrieval figures unchanged to
-# four decimals (R@16 +0.0009), hybrid top-10 agreement with the tenth's 0.9997 there and 0.9995 at 10k
-# (BENCHMARKS.md, issue 14, "A twentieth"). Earlier, at 10k: 0.27 ms at 0.1, 0.35 at 0.15, 0.40 scanning every row.
-_NEAR_SHARE = 0.05
+# The share of the rows a variant of the last query scores (`candidates`' `near`): the best of that query's code
+# order, every one in float32, with no code scan. The codes' own pass over such a shortlist (a gather of its codes,
+# which the full scan does not bring into the cache: it reads numkong's packed copy, then a scan and the bound)
+# cost more than it spared at k = 60: the twentieth scored exactly was 0.017 ms faster than through its codes, with
+# the same rows kept. 3% of the rows, side by side: hotpotqa's hybrid search (k = 60) 1.025 -> 0.945 ms CPU, the 10k
+# scale corpus's (k = 10) 0.879 -> 0.825; hotpotqa's retrieval figures unchanged to four decimals, hybrid top-10
+# agreement with the twentieth's codes 0.9987 there and 0.9950 at 10k (BENCHMARKS.md, issue 14, "Feedback rows
+# scored exactly"). Earlier: a tenth, then a twentieth, through the codes.
+_NEAR_SHARE = 0.03
 _SLICE = 65536
 # Up to this many rows a full scan packs the codes in memory for numkong (a copy of 50 MB at 384 dimensions); past
 # it (an exact index forced far beyond the ANN switch) simsimd scans the mapped file.
@@ -190,9 +191,12 @@ class Int8Codes:
         `matrix @ query` (dead rows excluded): within twice the statistical bound of the module's docstring.
 
         `near`: a vector this thread searched just before, of which `query` is a variant (the hybrid search's
-        feedback vector: the query moved toward its best hits). Only the twentieth of the rows that `near`'s codes
-        scored best are scanned then (`_NEAR_SHARE`): the feedback vector's whole top 60 lies there for 75% of
-        hotpotqa's queries (93.5% within the tenth) and 99.1% of its rows do; its top 10 for 99.2%."""
+        feedback vector: the query moved toward its best hits). The rows returned then are the 3% that `near`'s
+        codes scored best (`_NEAR_SHARE`), to be scored exactly, with no code scan: the feedback vector's top 10 of
+        a full scan lies there for 97.3% of hotpotqa's queries, and 97.3% of its top 60 does."""
+        shortlist = self._shortlist(near, k)
+        if shortlist is not None:
+            return shortlist if alive is None else shortlist[alive[shortlist]]
         top = float(np.abs(query).max()) if len(query) else 0.0
         if top == 0.0:  # a zero query scores every row 0: all rows tie, the exact scan decides
             rows = np.arange(len(self), dtype=np.intp)
@@ -206,11 +210,8 @@ class Int8Codes:
         # common to all rows. Scores in units of `step` (a common factor): dot * scale.
         spread = (float(np.sqrt(query.dot(query))) * self._error + rest * self._norm) / np.sqrt(len(self.mean))
         band = 2 * (_SPREADS * spread + _MARGIN) / step
-        shortlist = self._shortlist(near, k)
-        if shortlist is not None:
-            return shortlist[self._pick(q8, k, band, shortlist, None if alive is None else alive[shortlist])[0]]
         keep = self._keep(k)
-        picked, approx, best = self._pick(q8, k, band, None, alive, keep)
+        picked, approx, best = self._pick(q8, k, band, alive, keep)
         self._last.scanned = (query.tobytes(), approx, keep, best)  # for a variant of this query searched next
         return picked
 
@@ -219,14 +220,13 @@ class Int8Codes:
         q8: npt.NDArray[np.int8],
         k: int,
         band: float,
-        rows: npt.NDArray[np.intp] | None,
         alive: npt.NDArray[np.bool_] | None,
         keep: int = 0,
     ) -> tuple[npt.NDArray[np.intp], Matrix, npt.NDArray[np.intp] | None]:
-        """Positions (in `rows`, or of all rows) of the rows near the k-th best code score, ascending, the code
-        scores (dead rows at -inf) and, with `keep`, the positions of the `keep` best, unordered: one partition
-        for both the pick and the shortlist of a variant of this query searched next (`_shortlist`)."""
-        approx = self._code_scores(q8, rows)
+        """The rows near the k-th best code score, ascending, the code scores (dead rows at -inf) and, with `keep`,
+        the `keep` best rows, unordered: one partition for both the pick and the shortlist of a variant of this
+        query searched next (`_shortlist`)."""
+        approx = self._code_scores(q8)
         if alive is not None:
             approx[~alive] = -np.inf
         n = len(approx)
@@ -237,18 +237,15 @@ class Int8Codes:
             return np.flatnonzero(approx > -np.inf), approx, best
         return _near_the_kth(approx, k, band, best), approx, best
 
-    def _code_scores(self, q8: npt.NDArray[np.int8], rows: npt.NDArray[np.intp] | None) -> Matrix:
-        """`(q8 . code) * scale` of each row (of `rows`, or of all): the int8 codes' scores, from the shifted codes."""
-        packed = self._packed_codes() if rows is None else None
+    def _code_scores(self, q8: npt.NDArray[np.int8]) -> Matrix:
+        """`(q8 . code) * scale` of each row: the int8 codes' scores (from the packed copy, or the shifted codes)."""
+        packed = self._packed_codes()
         if packed is not None:
             # int32 products, exact (|q8 . code| <= 127 * 127 * dim); to float32 as the float64 ones below are
             scores: Matrix = np.asarray(numkong.dots_packed(q8[None, :], packed))[0].astype(np.float32)
             scores *= self.scale
             return scores
-        if rows is None:
-            codes, scale, shifted = self.codes, self.scale, self._shifted
-        else:
-            codes, scale, shifted = self.codes[rows], self.scale[rows], self._shifted[rows]
+        codes, scale, shifted = self.codes, self.scale, self._shifted
         shifted_query = q8.view(np.uint8) ^ np.uint8(_SHIFT)  # q8 + 128: in [1, 255], as |q8| <= 127
         # float64 out: a shifted dot reaches 255 * 255 * dim, past float32's exact integers (2**24) at 258 dims.
         # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
@@ -283,8 +280,8 @@ class Int8Codes:
         return np.sort(best)
 
     def _keep(self, k: int) -> int:
-        """How many of a full scan's best rows a variant of its query scans (`_NEAR_SHARE`, at least `_AHEAD * k`);
-        0 when that would be most of the rows (the variant scans them all)."""
+        """How many of a full scan's best rows a variant of its query scores (`_NEAR_SHARE`, at least `_AHEAD * k`);
+        0 when that would be most of the rows (the variant scans them all, through their codes)."""
         keep = max(int(len(self) * _NEAR_SHARE), _AHEAD * k)
         return 0 if keep >= len(self) // 2 else keep
 
