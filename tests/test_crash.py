@@ -86,6 +86,13 @@ def _assert_whole(home: Path) -> int:
         return 0
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name='chunks'").fetchone() is None:
+        # Killed while the new file's schema was being made (it commits as one transaction): nothing was stored,
+        # and the next open makes the schema.
+        con.close()
+        with KnowledgeBase.open("default", settings=load_settings(home), create=False) as kb:
+            assert kb.documents() == []
+        return 0
     counts = [con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("chunks", "vectors", "chunks_fts")]
     con.close()
     assert len(set(counts)) == 1, f"chunks, vectors and BM25 rows disagree: {counts}"
@@ -133,3 +140,20 @@ def test_kill_at_several_moments_leaves_whole_documents_and_a_rerun_completes(tm
         assert (report.added + report.unchanged, report.unchanged, report.failed) == (n_docs, stored, 0)
         assert report.deleted == 0
     assert _assert_whole(home) == n_docs
+
+
+def test_a_store_killed_while_its_schema_was_made_opens_empty_and_takes_an_ingest(tmp_path: Path) -> None:
+    """A kill on the first ingest, after SQLite made the file and switched it to WAL but before the schema's
+    transaction committed, leaves a file with no tables: it opens as an empty knowledge base, and an ingest fills it."""
+    home = tmp_path / "home"
+    db = home / "kbs" / "default" / "store.sqlite"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    write(tmp_path / "docs" / "note-007.md", _note(7))
+    with KnowledgeBase.open("default", settings=load_settings(home), create=False) as kb:
+        assert kb.documents() == []
+        report = kb.ingest([tmp_path / "docs"])
+        assert (report.added, report.failed) == (1, 0)
+    assert _assert_whole(home) == 1
