@@ -279,6 +279,22 @@ def test_a_variant_of_the_last_query_scores_exactly_the_rows_that_query_scored_b
     assert seen == [alone.tolist()]
 
 
+def test_a_variant_scores_at_least_five_times_k_rows_where_the_share_would_be_fewer() -> None:
+    """3% of a 5,000-row index is 150 rows, fewer than 5 k at k = 60: the variant is given the query's best 300."""
+    matrix = e5_like(5000, 384, seed=21)
+    codes = Int8Codes.build(matrix)
+    query = matrix[3]
+    moved = query + matrix[11]
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    codes.candidates(query, 60)
+    narrowed = codes.candidates(moved, 60, near=query)
+    assert len(narrowed) == 300
+    exact = matrix @ query
+    assert set(np.argsort(-exact)[:250].tolist()) <= set(narrowed.tolist())  # the query's best, to code rounding
+    codes.candidates(query, 5)
+    assert len(codes.candidates(moved, 5, near=query)) == 150  # at k = 5 the share is more
+
+
 @pytest.mark.usefixtures("small_codes")
 def test_the_store_narrows_the_feedback_search_and_keeps_its_hits(tmp_path: Path) -> None:
     path = tmp_path / "kb" / "store.sqlite"
