@@ -279,13 +279,19 @@ def test_a_variant_of_the_last_query_scores_exactly_the_rows_that_query_scored_b
     assert seen == [alone.tolist()]
 
 
+def query_and_variant(
+    rows: int, seed: int, at: int, toward: int
+) -> tuple[np.ndarray, Int8Codes, np.ndarray, np.ndarray]:
+    """An e5-like matrix and its codes, a query (row `at`) and its variant moved toward row `toward`, at unit length."""
+    matrix = e5_like(rows, 384, seed=seed)
+    query = matrix[at]
+    moved = query + matrix[toward]
+    return matrix, Int8Codes.build(matrix), query, (moved / np.linalg.norm(moved)).astype(np.float32)
+
+
 def test_a_variant_scores_at_least_five_times_k_rows_where_the_share_would_be_fewer() -> None:
     """3% of a 5,000-row index is 150 rows, fewer than 5 k at k = 60: the variant is given the query's best 300."""
-    matrix = e5_like(5000, 384, seed=21)
-    codes = Int8Codes.build(matrix)
-    query = matrix[3]
-    moved = query + matrix[11]
-    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    matrix, codes, query, moved = query_and_variant(5000, seed=21, at=3, toward=11)
     codes.candidates(query, 60)
     narrowed = codes.candidates(moved, 60, near=query)
     assert len(narrowed) == 300
@@ -362,11 +368,7 @@ def test_a_code_file_of_the_int8_format_is_rebuilt(tmp_path: Path) -> None:
 def test_a_query_and_its_variant_partition_all_rows_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The query's scan partitions its code scores once, for its own pick and for the variant's shortlist (the 3%
     of the rows it scored best); the variant partitions nothing: it is given that shortlist."""
-    matrix = e5_like(6000, 384, seed=12)
-    codes = Int8Codes.build(matrix)
-    query = matrix[5]
-    moved = query + matrix[9]
-    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    _, codes, query, moved = query_and_variant(6000, seed=12, at=5, toward=9)
     codes.candidates(query, 20)
     want = codes.candidates(moved, 20, near=query).tolist()
     sizes: list[int] = []
