@@ -142,7 +142,7 @@ class Hit(BaseModel):
 
     @field_serializer("channels")
     def _channels_as_objects(self, channels: dict[str, ChannelScore]) -> dict[str, dict[str, Any]]:
-        return {name: {"rank": c.rank, "score": c.score} for name, c in channels.items()}
+        return {name: c._asdict() for name, c in channels.items()}
 
     def contract(self) -> dict[str, Any]:
         """One hit of `search --json` and of the service's search endpoint."""
@@ -159,7 +159,7 @@ class Hit(BaseModel):
             "page": c.page,
             "date": c.date.isoformat() if c.date else None,
             "text": c.text,
-            "channels": {name: {"rank": c.rank, "score": c.score} for name, c in self.channels.items()},
+            "channels": self._channels_as_objects(self.channels),
             "rerank_score": self.rerank_score,
         }
 

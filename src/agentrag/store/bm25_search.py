@@ -123,9 +123,11 @@ class Bm25Index:
                 theta = max(theta, _kth(scores, k))
         if not all_keys:
             return []
-        if len(all_keys) == 1:
-            return list(zip(all_keys[0].tolist(), all_scores[0].tolist(), strict=True))  # Python ints and floats
-        return _cut(np.concatenate(all_keys), np.concatenate(all_scores), k)
+        if len(all_keys) == 1:  # one segment's k best already
+            keys, scores = all_keys[0], all_scores[0]
+        else:
+            keys, scores = _best(np.concatenate(all_keys), np.concatenate(all_scores), k)
+        return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats
 
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
         """The query's distinct tokens that match a live row, in order of first appearance."""
@@ -342,9 +344,3 @@ def _best(ids: npt.NDArray[Any], scores: Floats, k: int) -> tuple[npt.NDArray[An
         ids, scores = ids[best], scores[best]
     order = np.lexsort((ids, -scores))[:k]
     return ids[order], scores[order]
-
-
-def _cut(keys: npt.NDArray[np.int64], scores: Floats, k: int) -> list[tuple[int, float]]:
-    """The k best (key, score) pairs, best first, ties by key."""
-    keys, scores = _best(keys, scores, k)
-    return list(zip(keys.tolist(), scores.tolist(), strict=True))  # Python ints and floats already

@@ -197,8 +197,8 @@ class Int8Codes:
 
         `near`: a vector this thread searched just before, of which `query` is a variant (the hybrid search's
         feedback vector: the query moved toward its best hits). The rows returned then are the 3% that `near`'s
-        codes scored best (`_NEAR_SHARE`), to be scored exactly, with no code scan: the feedback vector's top 10 of
-        a full scan lies there for 97.3% of hotpotqa's queries, and 97.3% of its top 60 does."""
+        codes scored best, at least 5 k of them (`_keep`), to be scored exactly, with no code scan: the feedback
+        vector's top 10 of a full scan lies in hotpotqa's 3% for 97.3% of its queries."""
         shortlist = self._shortlist(near, k)
         if shortlist is not None:
             return shortlist if alive is None else shortlist[alive[shortlist]]
@@ -250,16 +250,15 @@ class Int8Codes:
             scores: Matrix = np.asarray(numkong.dots_packed(q8[None, :], packed))[0].astype(np.float32)
             scores *= self.scale
             return scores
-        codes, scale, shifted = self.codes, self.scale, self._shifted
         shifted_query = q8.view(np.uint8) ^ np.uint8(_SHIFT)  # q8 + 128: in [1, 255], as |q8| <= 127
         # float64 out: a shifted dot reaches 255 * 255 * dim, past float32's exact integers (2**24) at 258 dims.
         # (Not cdist's `out=`: simsimd 6.5 then returns None without a reference, which crashes the interpreter.)
-        dots = simsimd.cdist(shifted_query[None, :], codes, metric="dot", threads=1, out_dtype="float64")
+        dots = simsimd.cdist(shifted_query[None, :], self.codes, metric="dot", threads=1, out_dtype="float64")
         exact: npt.NDArray[np.float64] = np.asarray(dots)[0]
-        exact -= shifted
+        exact -= self._shifted
         exact -= _SHIFT * int(q8.sum(dtype=np.int64))  # now q8 . code, the integer the int8 kernel returned
         approx = exact.astype(np.float32)
-        approx *= scale
+        approx *= self.scale
         return approx
 
     def _packed_codes(self) -> numkong.PackedMatrix | None:
