@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from agentrag.settings import StoreSettings
+from agentrag.store.bm25 import fts5_tokens
 from agentrag.store.sqlite import SQLiteStore
-from agentrag.store.sqlite.text_index import search_fts5
+from agentrag.store.sqlite.text_index import query_terms, search_fts5
 from agentrag.text.tokenize import tokenize_query
 from agentrag.types import SearchFilter
 from tests.store.test_sqlite import DIM, put
@@ -68,6 +69,18 @@ def test_query_syntax_is_text_and_underscore_words_go_to_fts5(store: SQLiteStore
     for tokens in (['"near"'], ["AND"], ["*"], ["foo_bar"], ["(x)", "near"]):
         assert_same(store.search_bm25(tokens, 5), fts5(store, tokens, 5))
     assert store.search_bm25(["foo_bar"], 5)  # a phrase that FTS5 finds
+
+
+def test_a_query_token_is_looked_up_as_the_token_fts5_makes_of_it() -> None:
+    """Lower-case words and numbers skip the tokenizer; every other token gets exactly FTS5's single token, and a
+    token FTS5 splits in two leaves the query to FTS5."""
+    single = ["river", "1990", "a1", "River", "RIVER", "x²", "é", "Émile", "北京", "ａｂｃ", "ǅ", "İstanbul", "ß", "Ⅷ"]
+    for token in single:
+        (want,) = fts5_tokens(token)
+        assert query_terms([token]) == [want], token
+    assert query_terms(single) == [fts5_tokens(token)[0] for token in single]
+    for split in ("foo_bar", "e-mail", "a.b", "10.5"):
+        assert query_terms(["river", split]) is None, split
 
 
 def test_writes_from_another_process_are_seen_at_once(store: SQLiteStore) -> None:

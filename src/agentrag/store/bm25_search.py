@@ -44,9 +44,11 @@ Rows = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float64]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class QueryTerm:
-    """A distinct query token: its weight (repeats * idf) and, per segment, its term id and postings span."""
+    """A distinct query token: its weight (repeats * idf) and, per segment, its term id and postings span. An index
+    remembers each token's term at one repeat (weight idf) and hands that same object to every query holding the
+    token once: frozen."""
 
     weight: float
     spans: tuple[tuple[int, int, int], ...]  # (term id or -1, lo, hi) per segment
@@ -83,10 +85,10 @@ class Bm25Index:
         self._norms = [K1 * (1 - B + B * s.lengths.astype(np.float64) / (self.avgdl or 1.0)) for s in segments]
         # The masked-out rows, ascending, to count a term's live postings without reading them all.
         self._dead = [None if m is None else np.flatnonzero(~m).astype(np.int32) for m in masks]
-        # token -> (idf, postings spans per segment), None: no live row holds it. Both are fixed for this index's
-        # life (one generation); a query's tokens looked up again cost a dict lookup, not a probe of the mapped
-        # term table, the postings' bounds and a logarithm each (`_terms`).
-        self._known: dict[str, tuple[float, tuple[tuple[int, int, int], ...]] | None] = {}
+        # token -> its term at one repeat (weight: the idf; postings spans per segment), None: no live row holds it.
+        # Both are fixed for this index's life (one generation); a query's tokens looked up again cost a dict
+        # lookup, not a probe of the mapped term table, the postings' bounds and a logarithm each (`_terms`).
+        self._known: dict[str, QueryTerm | None] = {}
 
     def search(
         self,
@@ -131,19 +133,21 @@ class Bm25Index:
 
     def _terms(self, tokens: list[str]) -> list[QueryTerm]:
         """The query's distinct tokens that match a live row, in order of first appearance."""
-        counts = Counter(tokens)
         known = self._known
-        unknown = [token for token in counts if token not in known]
+        unknown = [token for token in tokens if token not in known]
         if unknown:
+            unknown = list(dict.fromkeys(unknown))
             if len(known) + len(unknown) > _KNOWN_MAX:  # full: starts again with this query's tokens
                 known.clear()
-                unknown = list(counts)
+                unknown = list(dict.fromkeys(tokens))
             self._learn(unknown)
+        if len(set(tokens)) == len(tokens):  # each token once (the retriever's are de-duplicated): the terms known
+            return [term for term in map(known.__getitem__, tokens) if term is not None]
         out: list[QueryTerm] = []
-        for token, repeats in counts.items():
-            entry = known.get(token)
-            if entry is not None:
-                out.append(QueryTerm(repeats * entry[0], entry[1]))
+        for token, repeats in Counter(tokens).items():
+            term = known[token]
+            if term is not None:
+                out.append(term if repeats == 1 else QueryTerm(repeats * term.weight, term.spans))
         return out
 
     def _learn(self, tokens: list[str]) -> None:
@@ -166,7 +170,7 @@ class Bm25Index:
                 self._known[token] = None
                 continue
             idf = float(np.log((self.n_rows - hits + 0.5) / (hits + 0.5)))
-            self._known[token] = (1e-6 if idf <= 0.0 else idf, tuple(spans))
+            self._known[token] = QueryTerm(1e-6 if idf <= 0.0 else idf, tuple(spans))
             learnt.extend(spans)
         for i, segment in enumerate(self.segments):
             for t, lo, hi in learnt[i :: len(self.segments)]:

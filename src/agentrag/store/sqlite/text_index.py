@@ -54,6 +54,10 @@ def query_terms(tokens: list[str]) -> list[str] | None:
     underscore is a two-token phrase to FTS5): such a query is left to FTS5, which ranks phrases."""
     out: list[str] = []
     for token in tokens:
+        # A token of lower-case letters and digits only is one FTS5 token, itself (most of them: no regex then).
+        if token.isalnum() and (token.islower() or token.isdigit()):
+            out.append(token)
+            continue
         parts = fts5_tokens(token)
         if len(parts) != 1:
             return None
