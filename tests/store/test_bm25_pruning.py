@@ -236,3 +236,25 @@ def test_the_remembered_query_tokens_stay_bounded_and_exact(monkeypatch: pytest.
         assert len(index._known) <= max(12, len(set(tokens)))
     assert index.search(["neverseen"], 10) == []
     assert index._known["neverseen"] is None
+
+
+@pytest.mark.parametrize("budget", [50, 10**6])
+def test_the_remembered_term_scores_stay_bounded_and_exact(budget: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exhaustive pass remembers each term's rows and contributions per title weight, at most `_PARTS_MAX`
+    postings of them (more only while one term alone has more): results stay those of scoring every posting, across
+    the restarts, masked rows and title weights."""
+    monkeypatch.setattr(bm25_search, "PRUNE_MIN", 10**9)
+    monkeypatch.setattr(bm25_search, "_PARTS_MAX", budget)
+    rng = random.Random(47)
+    words, weights = zipf_words(300)
+    main = Segment.build(rows_of(rng, list(range(1, 1501)), words, weights))
+    live = ~np.isin(main.keys, list(range(1, 1501, 5)))
+    recent = Segment.build(rows_of(rng, [2000 + n for n in range(30)], words, weights))
+    index, unpruned = Bm25Index([main, recent], [live, None]), Unpruned([main, recent], [live, None])
+    for _ in range(120):
+        tokens = query(rng, words, weights)
+        tw = rng.choice([2.0, 0.5])
+        assert index.search(tokens, 10, tw) == unpruned.search(tokens, 10, tw), (tokens, tw)
+        longest = max((hi - lo for term in index._terms(tokens) for _, lo, hi in term.spans), default=0)
+        assert index._parts_size <= max(budget, longest)
+    assert index._parts  # the memory serves: terms met again are not scored again
