@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from agentrag.retrieve import overlap
+from agentrag.retrieve import hybrid, overlap
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.settings import RetrievalSettings
 from agentrag.store.base import ChannelResult
@@ -261,3 +261,22 @@ def test_hits_past_the_rerankers_head_come_with_their_chunks() -> None:
     hits = _search(retriever, times=1, k=5)
     assert [h.key for h in hits] == [2, 1, 0, 3, 4]
     assert [h.chunk.text for h in hits] == [f"text {key}" for key in (2, 1, 0, 3, 4)]
+
+
+def test_the_channels_cpu_clock_is_read_in_one_hybrid_search_of_sixteen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread's CPU clock is a system call: the channel times that decide the overlap are sampled, the first
+    search sets them, and the other searches read no clock."""
+    reads: list[float] = []
+
+    def clock() -> float:
+        reads.append(time.process_time())
+        return reads[-1]
+
+    monkeypatch.setattr(hybrid.time, "thread_time", clock)
+    retriever = _retriever(_Store(lambda: None))
+    _search(retriever, times=1)
+    assert len(reads) == 4  # BM25 and the scan, each started and ended
+    _search(retriever, times=hybrid._TIMED_EVERY - 1)
+    assert len(reads) == 4
+    _search(retriever, times=1)
+    assert len(reads) == 8

@@ -35,6 +35,15 @@ log = logging.getLogger(__name__)
 # room for duplicates that de-duplication skips; ranking its tail (the ties of min-max normalisation's exact 0s
 # reordered by rank) was a third of the final fusion at 10k chunks. Duplicates that fill the room: ranked whole.
 _DUPLICATE_ROOM = 10
+# The channels' CPU times (which decide whether BM25 runs beside the vector scan) are read in one hybrid search of this
+# many: a thread's CPU clock is a system call, four per search, and they cost 0.010-0.016 ms of a hotpotqa search
+# (0.9 ms) side by side; moving averages of a sample decide as well (the first search sets them).
+_TIMED_EVERY = 16
+
+
+def _averaged(average: float, sample: float) -> float:
+    """A moving average of CPU ms with one more sample; the first sample (nothing measured yet) stands alone."""
+    return sample if average == 0.0 else 0.8 * average + 0.2 * sample
 
 
 class Retriever:
@@ -58,6 +67,7 @@ class Retriever:
         # Moving averages of the vector scan's and of BM25's CPU ms, to decide whether BM25 runs beside the scan.
         self._dense_ms = 0.0
         self._bm25_ms = 0.0
+        self._hybrid_searches = 0  # counts the searches for `_TIMED_EVERY` (a lost update between threads is harmless)
         one_blas_thread()
 
     def _encode(self, query: str) -> npt.NDArray[np.float32]:
@@ -98,32 +108,38 @@ class Retriever:
             return out
         vector = query_vector if query_vector is not None else self.embed_query(query)
         bm25: Future[ChannelResult] | None = None
+        hybrid = channel == Channel.HYBRID
+        timed = hybrid and self._hybrid_searches % _TIMED_EVERY == 0
+        self._hybrid_searches += hybrid
         with overlap.searching:
-            if channel == Channel.HYBRID:
+            if hybrid:
                 if overlap.worth_it(self._dense_ms, self._bm25_ms):
-                    bm25 = overlap.POOL.submit(self._bm25, tokens, depth, flt)
+                    bm25 = overlap.POOL.submit(self._bm25, tokens, depth, flt, timed)
                 else:
-                    out[Ranking.BM25] = self._bm25(tokens, depth, flt)
-            started = time.thread_time()
+                    out[Ranking.BM25] = self._bm25(tokens, depth, flt, timed)
+            started = time.thread_time() if timed else 0.0
             dense = self.store.search_dense(vector, depth, flt)
-            self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.thread_time() - started) * 1000
+            if timed:
+                self._dense_ms = _averaged(self._dense_ms, (time.thread_time() - started) * 1000)
             if bm25 is not None:
                 out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out[Ranking.DENSE] = dense
-        if channel == Channel.HYBRID and self.settings.feedback_docs > 0:
+        if hybrid and self.settings.feedback_docs > 0:
             # Only the best few of the first pass are folded in: the rest of its order is never needed.
             feedback = self._feedback(vector, self.fuse(out, self.settings.feedback_docs), depth, flt)
             if feedback:
                 out[Ranking.FEEDBACK] = feedback
         return out
 
-    def _bm25(self, tokens: list[str], depth: int, flt: SearchFilter | None) -> ChannelResult:
-        """The BM25 channel, its CPU time (in the thread it runs in) added to the moving average."""
+    def _bm25(self, tokens: list[str], depth: int, flt: SearchFilter | None, timed: bool = False) -> ChannelResult:
+        """The BM25 channel; `timed`: its CPU time (in the thread it runs in) added to the moving average."""
+        if not timed:
+            return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
         started = time.thread_time()
         try:
             return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
         finally:
-            self._bm25_ms = 0.8 * self._bm25_ms + 0.2 * (time.thread_time() - started) * 1000
+            self._bm25_ms = _averaged(self._bm25_ms, (time.thread_time() - started) * 1000)
 
     def _feedback(
         self,
