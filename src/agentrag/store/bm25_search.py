@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from agentrag.store.bm25 import BOUND_TITLE_WEIGHT, K1, B, Segment
 from agentrag.store.bm25_terms import term_ids
+from agentrag.store.select import kth_largest
 
 # Relative slack on every pruning comparison: partial sums added in another order than the final one
 # differ from it in the last bits, so a row is dropped only when it misses the k-th score by more than this.
@@ -61,7 +62,7 @@ def _kth(scores: Floats, k: int) -> float:
     """The k-th largest of `scores`, or 0.0 when there are fewer than k (every score is positive)."""
     if len(scores) < k:
         return 0.0
-    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+    return kth_largest(scores, k)
 
 
 def _short(upper: Floats | float, theta: float) -> Any:
@@ -344,7 +345,7 @@ def _sum(parts: list[tuple[Rows, Floats]], size: int, positive: bool = False) ->
     sums = np.asarray(np.bincount(rows, weights=contrib, minlength=size), dtype=np.float64)
     if positive:  # every contribution above 0: the rows posted are the rows with a nonzero sum
         # (of a bool array: numpy's nonzero of float64 is 5-10x slower at 100k rows, the same indices)
-        hit = np.flatnonzero(sums != 0).astype(np.int32)
+        hit = (sums != 0).nonzero()[0].astype(np.int32)
     else:
         seen = np.zeros(size, dtype=np.bool_)  # a row can sum to 0 (title weight 0), so not flatnonzero(sums)
         seen[rows] = True
@@ -357,7 +358,7 @@ def _best(ids: npt.NDArray[Any], scores: Floats, k: int) -> tuple[npt.NDArray[An
     if len(ids) > k:
         # Every id tied with the k-th score is taken, then ordered and cut. The k-th score by a partition of
         # the scores (an argpartition of their negation was a third slower at 30-60k rows).
-        best = np.flatnonzero(scores >= _kth(scores, k))
+        best = (scores >= _kth(scores, k)).nonzero()[0]
         ids, scores = ids[best], scores[best]
     order = np.lexsort((ids, -scores))[:k]
     return ids[order], scores[order]

@@ -30,7 +30,7 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
         return np.zeros(0, dtype=np.intp)
     k = min(k, n)
     if n <= _SORT_ALL:  # a few hundred rows (the int8 codes' picks, a delta): one stable sort, the same order
-        return np.argsort(-scores, kind="stable")[:k]
+        return (-scores).argsort(kind="stable")[:k]
     if k < n:
         idx = np.argpartition(-scores, k - 1)[:k]
         # argpartition picks any of the rows tied with the k-th score: take the first ones, so a scan over

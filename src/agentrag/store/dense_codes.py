@@ -45,6 +45,8 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
+from agentrag.store.select import kth_largest
+
 log = logging.getLogger(__name__)
 
 _MAGIC = b"AGRI8C02"  # 01: int8 codes and no sums (rebuilt, as a damaged file is)
@@ -235,7 +237,7 @@ class Int8Codes:
         if alive is not None:
             approx[~alive] = -np.inf
         n = len(approx)
-        best = np.argpartition(approx, n - keep)[n - keep :] if 0 < keep < n else None
+        best = approx.argpartition(n - keep)[n - keep :] if 0 < keep < n else None
         if alive is not None and int(alive.sum()) <= k:
             return np.flatnonzero(alive), approx, best
         if k >= n:
@@ -280,8 +282,10 @@ class Int8Codes:
         if not keep:
             return None
         if keep != scanned_keep or best is None:  # another depth than the scan's: its own partition
-            best = np.argpartition(approx, len(approx) - keep)[len(approx) - keep :]
-        return np.sort(best)
+            best = approx.argpartition(len(approx) - keep)[len(approx) - keep :]
+        shortlist: npt.NDArray[np.intp] = best.copy()  # the remembered partition stays as it is
+        shortlist.sort()
+        return shortlist
 
     def _keep(self, k: int) -> int:
         """How many of a full scan's best rows a variant of its query scores (`_NEAR_SHARE`, at least
@@ -301,11 +305,11 @@ def _near_the_kth(
     n = len(approx)
     if best is None or len(best) < k:
         ahead = min(n, _AHEAD * k)
-        best = np.argpartition(approx, n - ahead)[n - ahead :]
+        best = approx.argpartition(n - ahead)[n - ahead :]
     scores = approx[best]
-    kth = float(np.partition(scores, len(best) - k)[len(best) - k])
+    kth = kth_largest(scores, k)
     if len(best) < n and float(scores.min()) >= kth - band:
-        return np.flatnonzero(approx >= kth - band)
+        return (approx >= kth - band).nonzero()[0]
     picked = best[scores >= kth - band]
     picked.sort()
     return picked

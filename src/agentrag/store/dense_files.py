@@ -110,7 +110,7 @@ class MappedExact:
         """Rows of the keys held, in the order given (keys not held left out)."""
         if len(self._keys) == 0 or len(keys) == 0:
             return np.zeros(0, dtype=np.intp)
-        pos: npt.NDArray[np.intp] = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        pos: npt.NDArray[np.intp] = np.minimum(self._keys.searchsorted(keys), len(self._keys) - 1)
         found: npt.NDArray[np.intp] = pos[(self._keys[pos] == keys) & self._alive[pos]]
         return found
 
