@@ -263,9 +263,11 @@ def test_hits_past_the_rerankers_head_come_with_their_chunks() -> None:
     assert [h.chunk.text for h in hits] == [f"text {key}" for key in (2, 1, 0, 3, 4)]
 
 
-def test_the_channels_cpu_clock_is_read_in_one_hybrid_search_of_sixteen(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A thread's CPU clock is a system call: the channel times that decide the overlap are sampled, the first
-    search sets them, and the other searches read no clock."""
+def test_the_channels_cpu_clock_is_read_in_a_retrievers_first_searches_then_one_of_sixteen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread's CPU clock is a system call: the channel times that decide the overlap are read in a retriever's
+    first searches, then sampled; the other searches read no clock."""
     reads: list[float] = []
 
     def clock() -> float:
@@ -274,9 +276,11 @@ def test_the_channels_cpu_clock_is_read_in_one_hybrid_search_of_sixteen(monkeypa
 
     monkeypatch.setattr(hybrid.time, "thread_time", clock)
     retriever = _retriever(_Store(lambda: None))
-    _search(retriever, times=1)
-    assert len(reads) == 4  # BM25 and the scan, each started and ended
+    _search(retriever, times=hybrid._TIMED_FIRST)
+    assert len(reads) == 4 * hybrid._TIMED_FIRST  # BM25 and the scan, each started and ended
+    _search(retriever, times=hybrid._TIMED_EVERY - hybrid._TIMED_FIRST)
+    assert len(reads) == 4 * hybrid._TIMED_FIRST
+    _search(retriever, times=1)  # the sixteenth
+    assert len(reads) == 4 * hybrid._TIMED_FIRST + 4
     _search(retriever, times=hybrid._TIMED_EVERY - 1)
-    assert len(reads) == 4
-    _search(retriever, times=1)
-    assert len(reads) == 8
+    assert len(reads) == 4 * hybrid._TIMED_FIRST + 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -372,13 +373,16 @@ def test_a_query_and_its_variant_partition_all_rows_once(monkeypatch: pytest.Mon
     codes.candidates(query, 20)
     want = codes.candidates(moved, 20, near=query).tolist()
     sizes: list[int] = []
-    partition = np.argpartition
 
-    def counted(a: np.ndarray, kth: int) -> np.ndarray:
-        sizes.append(len(a))
-        return partition(a, kth)
+    class Counted(np.ndarray):
+        """Code scores that count their partitions."""
 
-    monkeypatch.setattr(dense_codes.np, "argpartition", counted)
+        def argpartition(self, kth: Any, *args: Any, **kwargs: Any) -> Any:
+            sizes.append(len(self))
+            return np.asarray(self).argpartition(kth, *args, **kwargs)
+
+    scores = dense_codes.Int8Codes._code_scores
+    monkeypatch.setattr(dense_codes.Int8Codes, "_code_scores", lambda self, q8: scores(self, q8).view(Counted))
     codes.candidates(query, 20)
     assert codes.candidates(moved, 20, near=query).tolist() == want
     assert sizes == [6000], sizes

@@ -35,15 +35,11 @@ log = logging.getLogger(__name__)
 # room for duplicates that de-duplication skips; ranking its tail (the ties of min-max normalisation's exact 0s
 # reordered by rank) was a third of the final fusion at 10k chunks. Duplicates that fill the room: ranked whole.
 _DUPLICATE_ROOM = 10
-# The channels' CPU times (which decide whether BM25 runs beside the vector scan) are read in one hybrid search of this
-# many: a thread's CPU clock is a system call, four per search, and they cost 0.010-0.016 ms of a hotpotqa search
-# (0.9 ms) side by side; moving averages of a sample decide as well (the first search sets them).
+# The channels' CPU times (which decide whether BM25 runs beside the vector scan) are read in each of a retriever's
+# first hybrid searches, then in one of this many: a thread's CPU clock is a system call, four per search, and they
+# cost 0.010-0.016 ms of a hotpotqa search (0.9 ms) side by side; moving averages of a sample decide as well.
+_TIMED_FIRST = 8
 _TIMED_EVERY = 16
-
-
-def _averaged(average: float, sample: float) -> float:
-    """A moving average of CPU ms with one more sample; the first sample (nothing measured yet) stands alone."""
-    return sample if average == 0.0 else 0.8 * average + 0.2 * sample
 
 
 class Retriever:
@@ -67,7 +63,7 @@ class Retriever:
         # Moving averages of the vector scan's and of BM25's CPU ms, to decide whether BM25 runs beside the scan.
         self._dense_ms = 0.0
         self._bm25_ms = 0.0
-        self._hybrid_searches = 0  # counts the searches for `_TIMED_EVERY` (a lost update between threads is harmless)
+        self._hybrid_searches = 0  # for `_TIMED_EVERY` (an update lost between threads is harmless)
         one_blas_thread()
 
     def _encode(self, query: str) -> npt.NDArray[np.float32]:
@@ -109,7 +105,8 @@ class Retriever:
         vector = query_vector if query_vector is not None else self.embed_query(query)
         bm25: Future[ChannelResult] | None = None
         hybrid = channel == Channel.HYBRID
-        timed = hybrid and self._hybrid_searches % _TIMED_EVERY == 0
+        searches = self._hybrid_searches
+        timed = hybrid and (searches < _TIMED_FIRST or searches % _TIMED_EVERY == 0)
         self._hybrid_searches += hybrid
         with overlap.searching:
             if hybrid:
@@ -120,7 +117,7 @@ class Retriever:
             started = time.thread_time() if timed else 0.0
             dense = self.store.search_dense(vector, depth, flt)
             if timed:
-                self._dense_ms = _averaged(self._dense_ms, (time.thread_time() - started) * 1000)
+                self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.thread_time() - started) * 1000
             if bm25 is not None:
                 out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out[Ranking.DENSE] = dense
@@ -139,7 +136,7 @@ class Retriever:
         try:
             return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
         finally:
-            self._bm25_ms = _averaged(self._bm25_ms, (time.thread_time() - started) * 1000)
+            self._bm25_ms = 0.8 * self._bm25_ms + 0.2 * (time.thread_time() - started) * 1000
 
     def _feedback(
         self,
