@@ -284,3 +284,23 @@ def test_the_channels_cpu_clock_is_read_in_a_retrievers_first_searches_then_one_
     assert len(reads) == 4 * hybrid._TIMED_FIRST + 4
     _search(retriever, times=hybrid._TIMED_EVERY - 1)
     assert len(reads) == 4 * hybrid._TIMED_FIRST + 4
+
+
+def test_a_first_search_that_builds_an_index_does_not_hold_the_overlap_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first search builds the indexes (seconds at 100k chunks): once the channels are short, BM25 is back in the
+    caller's thread within a few sampled searches, though the clock is read in one search of sixteen."""
+    monkeypatch.setattr(overlap.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(overlap, "_cores", overlap._Cores())
+    def build_first() -> Any:
+        calls = [0]
+
+        def channel() -> None:
+            calls[0] += 1
+            if calls[0] == 1:
+                _busy(100.0)()  # the index build
+
+        return channel
+
+    store = _Store(build_first(), bm25=build_first())
+    _search(_retriever(store), times=hybrid._TIMED_FIRST + 8 * hybrid._TIMED_EVERY)
+    assert store.bm25_threads[-hybrid._TIMED_EVERY :] == [threading.current_thread().name] * hybrid._TIMED_EVERY

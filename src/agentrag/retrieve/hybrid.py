@@ -117,7 +117,7 @@ class Retriever:
             started = time.thread_time() if timed else 0.0
             dense = self.store.search_dense(vector, depth, flt)
             if timed:
-                self._dense_ms = 0.8 * self._dense_ms + 0.2 * (time.thread_time() - started) * 1000
+                self._dense_ms = overlap.averaged(self._dense_ms, (time.thread_time() - started) * 1000)
             if bm25 is not None:
                 out[Ranking.BM25] = bm25.result()  # a BM25 error is raised here, in the caller's thread
         out[Ranking.DENSE] = dense
@@ -136,7 +136,7 @@ class Retriever:
         try:
             return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
         finally:
-            self._bm25_ms = 0.8 * self._bm25_ms + 0.2 * (time.thread_time() - started) * 1000
+            self._bm25_ms = overlap.averaged(self._bm25_ms, (time.thread_time() - started) * 1000)
 
     def _feedback(
         self,

@@ -19,6 +19,10 @@ POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentrag-bm25")
 # 1.38 ms; 30k (BM25 0.34, HNSW 0.74) 1.68 against 1.74, for 0.4 ms more CPU; 100k (BM25 0.84, HNSW 1.4) 2.54
 # against 3.40.
 MIN_MS = 0.5
+# A sample counts for at most this many ms in the moving averages: the decision only compares them with MIN_MS, and a
+# first search that builds an index (seconds at 100k chunks) would otherwise hold the averages high for hundreds of
+# searches, now that they are sampled (`hybrid._TIMED_EVERY`).
+SAMPLE_MAX_MS = 4 * MIN_MS
 
 
 class _InFlight:
@@ -66,6 +70,11 @@ class _Cores:
 
 
 _cores = _Cores()
+
+
+def averaged(average_ms: float, sample_ms: float) -> float:
+    """A channel's moving average of CPU ms, one more sample in."""
+    return 0.8 * average_ms + 0.2 * min(sample_ms, SAMPLE_MAX_MS)
 
 
 def worth_it(dense_ms: float, bm25_ms: float) -> bool:
