@@ -220,16 +220,24 @@ def test_scoring_every_posting_in_one_pass_gives_the_same_bits(seed: int, monkey
             assert index.search(tokens, k, tw) == unpruned.search(tokens, k, tw), (tokens, k, tw)
 
 
+def served(
+    seed: int, vocabulary: int, rows: int, dead_every: int, recent: int
+) -> tuple[random.Random, list[str], list[float], Bm25Index, Unpruned]:
+    """An index serving queries (a saved segment with every `dead_every`-th row masked, and a segment of recent
+    changes), the scorer of every posting over the same segments, and the random words to query them with."""
+    rng = random.Random(seed)
+    words, weights = zipf_words(vocabulary)
+    main = Segment.build(rows_of(rng, list(range(1, rows + 1)), words, weights))
+    live = ~np.isin(main.keys, list(range(1, rows + 1, dead_every)))
+    changes = Segment.build(rows_of(rng, [rows + 1000 + n for n in range(recent)], words, weights))
+    return rng, words, weights, Bm25Index([main, changes], [live, None]), Unpruned([main, changes], [live, None])
+
+
 def test_the_remembered_query_tokens_stay_bounded_and_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     """An index serving many queries remembers each token's idf and postings, at most `_KNOWN_MAX` of them (more
     only while one query alone has more): results stay those of scoring every posting across the restarts."""
     monkeypatch.setattr(bm25_search, "_KNOWN_MAX", 12)
-    rng = random.Random(31)
-    words, weights = zipf_words(400)
-    main = Segment.build(rows_of(rng, list(range(1, 2001)), words, weights))
-    live = ~np.isin(main.keys, list(range(1, 2001, 7)))
-    recent = Segment.build(rows_of(rng, [3000 + n for n in range(40)], words, weights))
-    index, unpruned = Bm25Index([main, recent], [live, None]), Unpruned([main, recent], [live, None])
+    rng, words, weights, index, unpruned = served(seed=31, vocabulary=400, rows=2000, dead_every=7, recent=40)
     for _ in range(150):
         tokens = query(rng, words, weights)
         assert index.search(tokens, 10) == unpruned.search(tokens, 10), tokens
@@ -245,12 +253,7 @@ def test_the_remembered_term_scores_stay_bounded_and_exact(budget: int, monkeypa
     the restarts, masked rows and title weights."""
     monkeypatch.setattr(bm25_search, "PRUNE_MIN", 10**9)
     monkeypatch.setattr(bm25_search, "_PARTS_MAX", budget)
-    rng = random.Random(47)
-    words, weights = zipf_words(300)
-    main = Segment.build(rows_of(rng, list(range(1, 1501)), words, weights))
-    live = ~np.isin(main.keys, list(range(1, 1501, 5)))
-    recent = Segment.build(rows_of(rng, [2000 + n for n in range(30)], words, weights))
-    index, unpruned = Bm25Index([main, recent], [live, None]), Unpruned([main, recent], [live, None])
+    rng, words, weights, index, unpruned = served(seed=47, vocabulary=300, rows=1500, dead_every=5, recent=30)
     for _ in range(120):
         tokens = query(rng, words, weights)
         tw = rng.choice([2.0, 0.5])
