@@ -291,6 +291,7 @@ def test_a_first_search_that_builds_an_index_does_not_hold_the_overlap_on(monkey
     caller's thread within a few sampled searches, though the clock is read in one search of sixteen."""
     monkeypatch.setattr(overlap.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(overlap, "_cores", overlap._Cores())
+
     def build_first() -> Any:
         calls = [0]
 
