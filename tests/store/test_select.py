@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from agentrag.store.select import kth_largest
+from agentrag.store.select import kth_largest, largest_positions
 
 
 def test_the_kth_largest_is_numpys_partition_and_leaves_the_values_as_they_were() -> None:
@@ -12,3 +12,12 @@ def test_the_kth_largest_is_numpys_partition_and_leaves_the_values_as_they_were(
         for k in (1, 2, len(values) // 2, len(values)):
             assert kth_largest(values, k) == np.partition(values, len(values) - k)[len(values) - k]
         assert np.array_equal(values, before)
+
+
+def test_the_largest_positions_are_numpys_argpartition() -> None:
+    rng = np.random.default_rng(6)
+    values = rng.random(500)
+    for m in (1, 60, 500):
+        got = largest_positions(values, m)
+        assert np.array_equal(got, np.argpartition(values, 500 - m)[500 - m :])
+        assert set(got.tolist()) == set(np.argsort(values)[500 - m :].tolist())

@@ -130,13 +130,12 @@ class Retriever:
 
     def _bm25(self, tokens: list[str], depth: int, flt: SearchFilter | None, timed: bool = False) -> ChannelResult:
         """The BM25 channel; `timed`: its CPU time (in the thread it runs in) added to the moving average."""
-        if not timed:
-            return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
-        started = time.thread_time()
+        started = time.thread_time() if timed else 0.0
         try:
             return self.store.search_bm25(tokens, depth, flt, self.settings.title_weight)
         finally:
-            self._bm25_ms = overlap.averaged(self._bm25_ms, (time.thread_time() - started) * 1000)
+            if timed:
+                self._bm25_ms = overlap.averaged(self._bm25_ms, (time.thread_time() - started) * 1000)
 
     def _feedback(
         self,

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
-from agentrag.store.select import kth_largest
+from agentrag.store.select import kth_largest, largest_positions
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ class Int8Codes:
         if alive is not None:
             approx[~alive] = -np.inf
         n = len(approx)
-        best = approx.argpartition(n - keep)[n - keep :] if 0 < keep < n else None
+        best = largest_positions(approx, keep) if 0 < keep < n else None
         if alive is not None and int(alive.sum()) <= k:
             return np.flatnonzero(alive), approx, best
         if k >= n:
@@ -282,7 +282,7 @@ class Int8Codes:
         if not keep:
             return None
         if keep != scanned_keep or best is None:  # another depth than the scan's: its own partition
-            best = approx.argpartition(len(approx) - keep)[len(approx) - keep :]
+            best = largest_positions(approx, keep)
         shortlist: npt.NDArray[np.intp] = best.copy()  # the remembered partition stays as it is
         shortlist.sort()
         return shortlist
@@ -305,7 +305,7 @@ def _near_the_kth(
     n = len(approx)
     if best is None or len(best) < k:
         ahead = min(n, _AHEAD * k)
-        best = approx.argpartition(n - ahead)[n - ahead :]
+        best = largest_positions(approx, ahead)
     scores = approx[best]
     kth = kth_largest(scores, k)
     if len(best) < n and float(scores.min()) >= kth - band:
