@@ -194,3 +194,26 @@ def test_a_table_row_leaves_out_its_empty_cells() -> None:
     (row,) = block_units(1, "| Player | Score | Team |\n|---|---|---|\n| Rory McIlroy |  | Europe |")
     assert row.text == "Player: Rory McIlroy, Team: Europe"
     assert row.kind == "row"
+
+
+def test_a_gloss_in_brackets_after_the_code_defines_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "E3107（索引分片不可用）报错…": the bracketed words right after the code say what it means, though the passage
+    says 报错 where the question says 错误; an English "(…)" likewise. A bracketed year is no definition."""
+    write(
+        tmp_path / "docs" / "周会纪要.txt",
+        "周会纪要\n\n修复上线后，E3107（索引分片不可用）报错比上月少了约一半，相关工单也明显减少。\n",
+    )
+    write(
+        tmp_path / "docs" / "notes.md",
+        "# Release notes\n\nAfter the fix, E3512 (replica lag too high) errors fell by half in a week. "
+        "Release R4000 (2025) shipped on time and brought the new billing page.\n",
+    )
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([tmp_path / "docs"])
+        zh = kb.ask("E3107 错误是什么意思？", mode="single")
+        en = kb.ask("What does error E3512 mean?", mode="single")
+        year = kb.ask("What does R4000 mean?", mode="single")
+    assert zh.stop_reason == StopReason.ANSWERED, zh.answer
+    assert zh.short_answer == "索引分片不可用"
+    assert en.short_answer == "replica lag too high"
+    assert year.short_answer != "2025"

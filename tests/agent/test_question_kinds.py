@@ -32,3 +32,9 @@ def test_asking_to_compare_two_things_asks_for_their_differences() -> None:
     ):
         assert analyze(question).parts[0].answer_type == AnswerType.LIST, question
     assert analyze("How do I rotate an API key?").parts[0].answer_type == AnswerType.PROCEDURE
+
+
+def test_asking_what_a_code_stands_for_asks_for_its_definition() -> None:
+    """ "错误码 E1042 表示什么？" asks what the code means, as "E1042 是什么意思？" does, not for a thing named."""
+    for question in ("错误码 E1042 表示什么？", "E1042 代表什么？", "E1042 错误是什么意思？"):
+        assert analyze(question).parts[0].answer_type == AnswerType.DEFINITION, question

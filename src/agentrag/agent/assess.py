@@ -19,6 +19,7 @@ from agentrag.agent.chain import NESTED_CONSIDERED, chained
 from agentrag.agent.choice import choose, yes_or_no
 from agentrag.agent.conflicts import FoundConflict, find_conflict
 from agentrag.agent.context import Context
+from agentrag.agent.definition import definition
 from agentrag.agent.en_spans import kind_named
 from agentrag.agent.lifespan import life_event
 from agentrag.agent.premise import denied_premise
@@ -273,8 +274,14 @@ def _each_stated(part: QuestionPart, selector: Selector, ranked: list[Scored]) -
 
 def _verdict(part: QuestionPart, selector: Selector, best: Scored, ranked: list[Scored]) -> Verdict:
     if part.answer_type in VALUE_TYPES or part.answer_type == AnswerType.DEFINITION:
-        # A level (SEV-2, P1) is specific enough on its own: the target's words may be in another language.
-        on_target = best.target >= MIN_TARGET or part.answer_type == AnswerType.LEVEL or said_otherwise(part, best.unit)
+        # A level (SEV-2, P1) is specific enough on its own, and so is a definition written right after the term
+        # asked about ("E1042（查询过于复杂）"): the target's words ("错误" for "error") may be in another language.
+        on_target = (
+            best.target >= MIN_TARGET
+            or part.answer_type == AnswerType.LEVEL
+            or (part.answer_type == AnswerType.DEFINITION and definition(part, best.unit) is not None)
+            or said_otherwise(part, best.unit)
+        )
         verified = best.met and best.typed and on_target
     else:  # a list, steps, a reason, a choice: answered by passages that are on the question, not by one value
         # A sentence stating the code asked about (E5003) is on the question even when it shares few other words.

@@ -187,7 +187,10 @@ _ZH_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
     (re.compile(r"哪里|在哪|何地|哪个(国家|城市|省|地方)|什么地方"), AnswerType.PLACE),
     (re.compile(r"哪些|有什么区别|区别|不同|差异|变化|列举"), AnswerType.LIST),
     # "锣鼓经是什么": a definition; "邹游的职业是什么": the value of an attribute (falls through to a name).
-    (re.compile(r"是什么意思|什么意思|指什么|含义|^[^的]{1,12}是什么[？?]?$|什么是"), AnswerType.DEFINITION),
+    (
+        re.compile(r"是什么意思|什么意思|指什么|表示什么|代表什么|含义|^[^的]{1,12}是什么[？?]?$|什么是"),
+        AnswerType.DEFINITION,
+    ),
 ]
 _ZH_YES_NO = re.compile(r"是否|是不是|能不能|可不可以|有没有|吗[？?]?$")
 

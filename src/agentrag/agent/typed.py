@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from agentrag.agent import en_spans
+from agentrag.agent.definition import definition
 from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QUALIFIERS, QuestionPart
@@ -31,19 +32,11 @@ VALUE_TYPES = frozenset(
         AnswerType.ENTITY,
     }
 )
-_DEFINES = re.compile(
-    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
-    # "E1042 is a ...", but not "E1042 is the most common error": a superlative ranks, it does not define
-    r"(?<=\w) (is|are) (a|an|the)\b(?! (most|least|first|last|only|best|worst|\w+est)\b)|"
-    r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
-    re.I,
-)
 _CHANGE = re.compile(
     r"由\s*[^，。；]{1,20}?\s*(?:缩短|延长|上调|下调|提高|降低|增加|减少|调整|改|变更|放宽|收紧)(?:为|至|到)\s*(?P<new>\S)|"
     r"\bfrom\s+\S[^,;.]{0,30}?\s+to\s+(?P<new_en>\S)",
     re.I,
 )
-_MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
 _HOW_MANY = re.compile(r"\bhow many\b", re.I)
@@ -186,27 +179,6 @@ def _answer_cells(part: QuestionPart, unit: Unit) -> list[tuple[str, str]]:
     caption = unit.tokens - in_cells  # the table's caption: "住宿费按城市类别和职级设上限" above its rows
     keyed = any(set(unit_tokens(c.text)) & key for c in part.constraints) or bool(wanted & (key | caption))
     return cells if keyed else []
-
-
-def definition(part: QuestionPart, unit: Unit) -> str | None:
-    """The defining words: a table row's meaning cell, or what follows "X means" / "X 是指" in a sentence."""
-    subjects = [c.text for c in part.constraints] or [part.target]
-    if unit.kind == "row":
-        if not any(normalize_for_match(s) in normalize_for_match(unit.first_cell) for s in subjects if s):
-            return None
-        for header, value in unit.cells[1:]:
-            if _MEANING_HEADERS.search(header):
-                return value
-        return unit.cells[1][1] if len(unit.cells) > 1 else None
-    text = unit.text
-    for subject in subjects:
-        at = text.find(subject) if subject else -1
-        if at < 0:
-            continue
-        m = _DEFINES.search(text, at + len(subject))
-        if m and m.start() - (at + len(subject)) <= 12:
-            return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
-    return None
 
 
 def _near(candidates: list[Value], text: str, anchors: list[str]) -> Value:

@@ -1,0 +1,48 @@
+"""Definitions, model-free: the words that say what a term means, from a table row's meaning cell ("E1042 | 400 |
+Query too complex"), a sentence defining it ("E2001 means…", "E2001 是指…") or a gloss in brackets right after it
+("E1042（查询过于复杂）报错…").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentrag.agent.question import QuestionPart
+from agentrag.agent.units import Unit
+from agentrag.text.fingerprint import normalize_for_match
+
+_DEFINES = re.compile(
+    r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
+    # "E1042 is a ...", but not "E1042 is the most common error": a superlative ranks, it does not define
+    r"(?<=\w) (is|are) (a|an|the)\b(?! (most|least|first|last|only|best|worst|\w+est)\b)|"
+    r"表示|是指|指的是|意思是|含义|即|是一[种个款]|[：:]",
+    re.I,
+)
+# "E1042（查询过于复杂）", "E1042 (query too complex)": a short gloss in brackets right after the term defines it.
+_GLOSS = re.compile(r" ?[（(]([^（()）]{2,30})[)）]")
+_WORDS = re.compile(r"[^\W\d_]{2}")  # two letters (or CJK characters) in a row: a gloss, not "(2025)" or "(v2)"
+_MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
+
+
+def definition(part: QuestionPart, unit: Unit) -> str | None:
+    """The defining words: a table row's meaning cell, or what follows "X means" / "X 是指" in a sentence."""
+    subjects = [c.text for c in part.constraints] or [part.target]
+    if unit.kind == "row":
+        if not any(normalize_for_match(s) in normalize_for_match(unit.first_cell) for s in subjects if s):
+            return None
+        for header, value in unit.cells[1:]:
+            if _MEANING_HEADERS.search(header):
+                return value
+        return unit.cells[1][1] if len(unit.cells) > 1 else None
+    text = unit.text
+    for subject in subjects:
+        at = text.find(subject) if subject else -1
+        if at < 0:
+            continue
+        gloss = _GLOSS.match(text, at + len(subject))
+        if gloss and _WORDS.search(gloss.group(1)):
+            return gloss.group(1).strip()
+        m = _DEFINES.search(text, at + len(subject))
+        if m and m.start() - (at + len(subject)) <= 12:
+            return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
+    return None
