@@ -14,8 +14,9 @@ from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
 from agentrag.text.tokenize import tokenize
+from agentrag.types import Answer
 from agentrag.vocab import StopReason
-from tests.helpers import write
+from tests.helpers import Corpus, write
 
 
 @pytest.fixture
@@ -164,29 +165,36 @@ def test_a_sentence_two_copies_of_a_passage_share_is_shown_once(
 def test_the_answer_is_followed_by_what_it_is(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
     """A name found as the answer is shown with the opening of its own page, when the evidence holds it: who or
     what the answer is, which the sentence that named it does not say."""
-    write(
-        tmp_path / "docs" / "coach.md",
-        "# Huntington Beach High School\n\nHuntington Beach High School produced the nation's first openly gay, "
-        "actively playing, professional team sport athlete, Robbie Rogers, who plays for LA Galaxy. Its coach was "
+    files = {
+        "coach.md": "# Huntington Beach High School\n\nHuntington Beach High School produced the nation's first openly "
+        "gay, actively playing, professional team sport athlete, Robbie Rogers, who plays for LA Galaxy. Its coach was "
         "the first openly gay high-school coach in the state. The LA Galaxy player visited the school in 2014. "
         "Openly gay athletes in team sport were rare before 2013. The school's team sport programme is its "
         "largest.\n",
-    )
-    write(
-        tmp_path / "docs" / "galaxy.md",
-        "# LA Galaxy\n\nLA Galaxy is a team sport club whose players include the first openly gay player in the "
-        "league. The Galaxy plays in Carson.\n",
-    )
-    write(
-        tmp_path / "docs" / "rogers.md",
-        "# Robbie Rogers\n\nRobbie Rogers is an American former professional soccer player who played as a winger. "
-        "He played for the United States national team.\n",
-    )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([tmp_path / "docs"])
-        answer = kb.ask("Which LA Galaxy player was the first openly gay, actively playing team sport athlete?")
+        "galaxy.md": "# LA Galaxy\n\nLA Galaxy is a team sport club whose players include the first openly gay player "
+        "in the league. The Galaxy plays in Carson.\n",
+        "rogers.md": "# Robbie Rogers\n\nRobbie Rogers is an American former professional soccer player who played as "
+        "a winger. He played for the United States national team.\n",
+    }
+    question = "Which LA Galaxy player was the first openly gay, actively playing team sport athlete?"
+    (answer,) = _asked(settings, embedder, tmp_path, files, [question], mode="auto")
     assert answer.short_answer == "Robbie Rogers"
     assert "soccer player" in answer.answer
+
+
+def _asked(
+    settings: Settings,
+    embedder: Embedder,
+    tmp_path: Path,
+    files: dict[str, str],
+    questions: list[str],
+    mode: str = "single",
+) -> list[Answer]:
+    """The answers to the questions, asked of a knowledge base of these files (name: content)."""
+    root = Corpus("", files).write(tmp_path / "docs")
+    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
+        kb.ingest([root])
+        return [kb.ask(question, mode=mode) for question in questions]
 
 
 def test_a_table_row_leaves_out_its_empty_cells() -> None:
@@ -199,20 +207,13 @@ def test_a_table_row_leaves_out_its_empty_cells() -> None:
 def test_a_gloss_in_brackets_after_the_code_defines_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
     """ "E3107（索引分片不可用）报错…": the bracketed words right after the code say what it means, though the passage
     says 报错 where the question says 错误; an English "(…)" likewise. A bracketed year is no definition."""
-    write(
-        tmp_path / "docs" / "周会纪要.txt",
-        "周会纪要\n\n修复上线后，E3107（索引分片不可用）报错比上月少了约一半，相关工单也明显减少。\n",
-    )
-    write(
-        tmp_path / "docs" / "notes.md",
-        "# Release notes\n\nAfter the fix, E3512 (replica lag too high) errors fell by half in a week. "
+    files = {
+        "周会纪要.txt": "周会纪要\n\n修复上线后，E3107（索引分片不可用）报错比上月少了约一半，相关工单也明显减少。\n",
+        "notes.md": "# Release notes\n\nAfter the fix, E3512 (replica lag too high) errors fell by half in a week. "
         "Release R4000 (2025) shipped on time and brought the new billing page.\n",
-    )
-    with KnowledgeBase.open("kb", settings=settings, embedder=embedder) as kb:
-        kb.ingest([tmp_path / "docs"])
-        zh = kb.ask("E3107 错误是什么意思？", mode="single")
-        en = kb.ask("What does error E3512 mean?", mode="single")
-        year = kb.ask("What does R4000 mean?", mode="single")
+    }
+    questions = ["E3107 错误是什么意思？", "What does error E3512 mean?", "What does R4000 mean?"]
+    zh, en, year = _asked(settings, embedder, tmp_path, files, questions)
     assert zh.stop_reason == StopReason.ANSWERED, zh.answer
     assert zh.short_answer == "索引分片不可用"
     assert en.short_answer == "replica lag too high"
