@@ -218,3 +218,12 @@ def test_a_gloss_in_brackets_after_the_code_defines_it(settings: Settings, embed
     assert zh.short_answer == "索引分片不可用"
     assert en.short_answer == "replica lag too high"
     assert year.short_answer != "2025"
+
+
+def test_what_a_code_owns_is_not_what_it_is(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    """ "E7001 是什么？" against "补充 E7001 的排查步骤": the steps are the code's, not what it is (that was answered
+    "排查步骤" with confidence high)."""
+    files = {"值班手册.md": "# 值班手册\n\n## 更新记录\n\n2025-03-10：补充 E7001 的排查步骤。\n"}
+    (answer,) = _asked(settings, embedder, tmp_path, files, ["E7001 是什么？"])
+    assert answer.short_answer != "排查步骤"
+    assert answer.confidence != "high"

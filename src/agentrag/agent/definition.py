@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 
+from agentrag.agent.gap import slot_span
 from agentrag.agent.question import QuestionPart
 from agentrag.agent.units import Unit
 from agentrag.text.fingerprint import normalize_for_match
+from agentrag.text.tokenize import has_cjk
 
 _DEFINES = re.compile(
     r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
@@ -21,6 +23,7 @@ _DEFINES = re.compile(
 # "E1042（查询过于复杂）", "E1042 (query too complex)": a short gloss in brackets right after the term defines it.
 _GLOSS = re.compile(r" ?[（(]([^（()）]{2,30})[)）]")
 _WORDS = re.compile(r"[^\W\d_]{2}")  # two letters (or CJK characters) in a row: a gloss, not "(2025)" or "(v2)"
+_OWNER = re.compile(r"\s*的")  # "X 的 Y": Y is X's, not what X is
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 
 
@@ -46,3 +49,17 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
         if m and m.start() - (at + len(subject)) <= 12:
             return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
     return None
+
+
+def defining_slot(part: QuestionPart, unit: Unit) -> str | None:
+    """For a Chinese definition question ("锣鼓经是什么"), the words standing where its question word stands, unless
+    the sentence names the subject only as the owner of something ("补充 E5003 的排查步骤": its steps, not what it
+    is)."""
+    if not has_cjk(part.text):
+        return None
+    subjects = [c.text for c in part.constraints] or [part.target]
+    for subject in filter(None, subjects):
+        after = [m.end() for m in re.finditer(re.escape(subject), unit.text)]
+        if after and all(_OWNER.match(unit.text, end) for end in after):
+            return None
+    return slot_span(part.text, unit.text)
