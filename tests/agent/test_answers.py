@@ -206,24 +206,42 @@ def test_a_table_row_leaves_out_its_empty_cells() -> None:
 
 def test_a_gloss_in_brackets_after_the_code_defines_it(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
     """ "E3107（索引分片不可用）报错…": the bracketed words right after the code say what it means, though the passage
-    says 报错 where the question says 错误; an English "(…)" likewise. A bracketed year is no definition."""
+    says 报错 where the question says 错误; an English "(…)" likewise. A bracketed year, a name in another language and
+    a list of labelled values are no definition."""
     files = {
         "周会纪要.txt": "周会纪要\n\n修复上线后，E3107（索引分片不可用）报错比上月少了约一半，相关工单也明显减少。\n",
         "notes.md": "# Release notes\n\nAfter the fix, E3512 (replica lag too high) errors fell by half in a week. "
         "Release R4000 (2025) shipped on time and brought the new billing page.\n",
+        "货币.txt": "货币\n\n拉里（Lari）在 1995 年发行。马纳特（符号: m; 代码: TMT）在 2009 年换新。\n",
     }
-    questions = ["E3107 错误是什么意思？", "What does error E3512 mean?", "What does R4000 mean?"]
-    zh, en, year = _asked(settings, embedder, tmp_path, files, questions)
+    questions = [
+        "E3107 错误是什么意思？",
+        "What does error E3512 mean?",
+        "What does R4000 mean?",
+        "拉里是什么？",
+        "马纳特是什么？",
+    ]
+    zh, en, year, named, labelled = _asked(settings, embedder, tmp_path, files, questions)
+    # A name in another language, or a list of labelled values, in brackets is no gloss.
+    assert named.short_answer != "Lari"
+    assert labelled.short_answer is None or "符号" not in labelled.short_answer
     assert zh.stop_reason == StopReason.ANSWERED, zh.answer
     assert zh.short_answer == "索引分片不可用"
     assert en.short_answer == "replica lag too high"
     assert year.short_answer != "2025"
 
 
-def test_what_a_code_owns_is_not_what_it_is(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
-    """ "E7001 是什么？" against "补充 E7001 的排查步骤": the steps are the code's, not what it is (that was answered
-    "排查步骤" with confidence high)."""
-    files = {"值班手册.md": "# 值班手册\n\n## 更新记录\n\n2025-03-10：补充 E7001 的排查步骤。\n"}
+def test_words_placed_after_a_code_in_passing_do_not_define_it(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "E7001 是什么？" against sentences that name the code in passing: "补充 E7001 的排查步骤" (the steps are the
+    code's, not what it is: answered "排查步骤" with confidence high), "若以 E7001 为主" (answered "主"), "fail with
+    E7001, by design" (answered "by design")."""
+    files = {
+        "值班手册.md": "# 值班手册\n\n## 更新记录\n\n2025-03-10：补充 E7001 的排查步骤。\n\n"
+        "## 告警\n\n若以 E7001 为主，说明存储一侧出了问题，转到 5.2 检查队列。\n",
+        "notes.md": "# Notes\n\nRequests that demand strict freshness then fail with E7001, by design.\n",
+    }
     (answer,) = _asked(settings, embedder, tmp_path, files, ["E7001 是什么？"])
-    assert answer.short_answer != "排查步骤"
+    assert answer.short_answer not in {"排查步骤", "主", "by design"}
     assert answer.confidence != "high"

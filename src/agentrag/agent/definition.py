@@ -21,7 +21,7 @@ _DEFINES = re.compile(
     re.I,
 )
 # "E1042（查询过于复杂）", "E1042 (query too complex)": a short gloss in brackets right after the term defines it.
-_GLOSS = re.compile(r" ?[（(]([^（()）]{2,30})[)）]")
+_GLOSS = re.compile(r" ?[（(]([^（()）:：;；=]{2,30})[)）]")  # not "(符号: Kz; ISO货币编号: AOA)", "（英语：…）"
 _WORDS = re.compile(r"[^\W\d_]{2}")  # two letters (or CJK characters) in a row: a gloss, not "(2025)" or "(v2)"
 _OWNER = re.compile(r"\s*的")  # "X 的 Y": Y is X's, not what X is
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
@@ -43,7 +43,8 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
         if at < 0:
             continue
         gloss = _GLOSS.match(text, at + len(subject))
-        if gloss and _WORDS.search(gloss.group(1)):
+        # In the question's own script: "索莫尼（Somoni）" names it in another language, it does not say what it is.
+        if gloss and _WORDS.search(gloss.group(1)) and has_cjk(gloss.group(1)) == has_cjk(part.text):
             return gloss.group(1).strip()
         m = _DEFINES.search(text, at + len(subject))
         if m and m.start() - (at + len(subject)) <= 12:
@@ -52,14 +53,19 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
 
 
 def defining_slot(part: QuestionPart, unit: Unit) -> str | None:
-    """For a Chinese definition question ("锣鼓经是什么"), the words standing where its question word stands, unless
-    the sentence names the subject only as the owner of something ("补充 E5003 的排查步骤": its steps, not what it
-    is)."""
-    if not has_cjk(part.text):
+    """For a Chinese definition question ("锣鼓经是什么"), the words standing where its question word stands in a
+    Chinese sentence ("fail with E5003, by design" places nothing), unless the sentence names the subject only as the
+    owner of something the question does not ask about ("补充 E5003 的排查步骤": its steps, not what it is) or the
+    words are one character ("主" of "若以 E5003 为主")."""
+    if not (has_cjk(part.text) and has_cjk(unit.text)):
         return None
     subjects = [c.text for c in part.constraints] or [part.target]
     for subject in filter(None, subjects):
+        asked = part.text.find(subject)
+        if asked >= 0 and _OWNER.match(part.text, asked + len(subject)):
+            continue  # "齿河盗龙的属名是什么意思": what the subject owns is what is asked
         after = [m.end() for m in re.finditer(re.escape(subject), unit.text)]
         if after and all(_OWNER.match(unit.text, end) for end in after):
             return None
-    return slot_span(part.text, unit.text)
+    slot = slot_span(part.text, unit.text)
+    return slot if slot is not None and len(slot) > 1 else None
