@@ -27,9 +27,20 @@ _OWNER = re.compile(r"\s*的")  # "X 的 Y": Y is X's, not what X is
 _MEANING_HEADERS = re.compile(r"meaning|description|含义|说明|描述|意思|定义", re.I)
 
 
+def _subjects(part: QuestionPart) -> list[str]:
+    """What a definition question asks about: its constraints (the code, the name), else its target words."""
+    return [c.text for c in part.constraints] or [part.target]
+
+
+def defined(part: QuestionPart, unit: Unit) -> str | None:
+    """What the unit says the subject is: its `definition`, else (a Chinese question) its `defining_slot`."""
+    return definition(part, unit) or defining_slot(part, unit)
+
+
 def definition(part: QuestionPart, unit: Unit) -> str | None:
-    """The defining words: a table row's meaning cell, or what follows "X means" / "X 是指" in a sentence."""
-    subjects = [c.text for c in part.constraints] or [part.target]
+    """The defining words: a table row's meaning cell, a gloss in brackets right after the subject, or what follows
+    "X means" / "X 是指" in a sentence."""
+    subjects = _subjects(part)
     if unit.kind == "row":
         if not any(normalize_for_match(s) in normalize_for_match(unit.first_cell) for s in subjects if s):
             return None
@@ -42,12 +53,13 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
         at = text.find(subject) if subject else -1
         if at < 0:
             continue
-        gloss = _GLOSS.match(text, at + len(subject))
+        end = at + len(subject)
+        gloss = _GLOSS.match(text, end)
         # In the question's own script: "索莫尼（Somoni）" names it in another language, it does not say what it is.
         if gloss and _WORDS.search(gloss.group(1)) and has_cjk(gloss.group(1)) == has_cjk(part.text):
             return gloss.group(1).strip()
-        m = _DEFINES.search(text, at + len(subject))
-        if m and m.start() - (at + len(subject)) <= 12:
+        m = _DEFINES.search(text, end)
+        if m and m.start() - end <= 12:
             return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
     return None
 
@@ -59,8 +71,7 @@ def defining_slot(part: QuestionPart, unit: Unit) -> str | None:
     words are one character ("主" of "若以 E5003 为主")."""
     if not (has_cjk(part.text) and has_cjk(unit.text)):
         return None
-    subjects = [c.text for c in part.constraints] or [part.target]
-    for subject in filter(None, subjects):
+    for subject in filter(None, _subjects(part)):
         asked = part.text.find(subject)
         if asked >= 0 and _OWNER.match(part.text, asked + len(subject)):
             continue  # "齿河盗龙的属名是什么意思": what the subject owns is what is asked

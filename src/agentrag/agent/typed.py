@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agentrag.agent import en_spans
-from agentrag.agent.definition import defining_slot, definition
+from agentrag.agent.definition import defined
 from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QUALIFIERS, QuestionPart
@@ -48,7 +48,7 @@ _HOW_MANY = re.compile(r"\bhow many\b", re.I)
 def holds_answer(part: QuestionPart, unit: Unit) -> bool:
     kind = part.answer_type
     if kind == AnswerType.DEFINITION:
-        return definition(part, unit) is not None or (defining_slot(part, unit) is not None)
+        return defined(part, unit) is not None
     if kind == AnswerType.ENTITY and has_cjk(part.text):
         # "X 的 Y 是什么" asks for a phrase more often than a name: a unit answers when it fills the gap.
         return slot_span(part.text, unit.text) is not None
@@ -253,7 +253,7 @@ def short_answer(part: QuestionPart, unit: Unit) -> str | None:
 def _short(part: QuestionPart, unit: Unit) -> str | None:
     kind = part.answer_type
     if kind == AnswerType.DEFINITION:
-        found = definition(part, unit) or defining_slot(part, unit)
+        found = defined(part, unit)
         return _clip(found) if found else None
     if kind not in VALUE_TYPES:
         return _clause(part, unit) if has_cjk(part.text) else None

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentrag.store.mapping import advise, map_file
+from agentrag.store.select import largest_positions
 
 EF_SEARCH = 128  # `StoreSettings.ann_ef_search`: recall@10 0.991 at depth 50 on hotpotqa's e5 vectors (BENCHMARKS)
 # Up to this many scores a stable sort of them all is cheaper than a partition with its tie check.
@@ -32,7 +33,7 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
     if n <= _SORT_ALL:  # a few hundred rows (the int8 codes' picks, a delta): one stable sort, the same order
         return (-scores).argsort(kind="stable")[:k]
     if k < n:
-        idx = np.argpartition(-scores, k - 1)[:k]
+        idx = largest_positions(scores, k)
         # argpartition picks any of the rows tied with the k-th score: take the first ones, so a scan over
         # a subset of the rows (dense_codes) keeps the same ones as a scan over all of them.
         kth = scores[idx].min()
