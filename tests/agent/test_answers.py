@@ -245,3 +245,93 @@ def test_words_placed_after_a_code_in_passing_do_not_define_it(
     (answer,) = _asked(settings, embedder, tmp_path, files, ["E7001 是什么？"])
     assert answer.short_answer not in {"排查步骤", "主", "by design"}
     assert answer.confidence != "high"
+
+
+def test_a_long_definition_is_cut_at_a_clause_not_mid_word(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A meaning cell past the short answer's length ("Indexing backend unavailable: freshness could not be confirmed
+    with Kestrel within 2 seconds") was cut mid-word ("… Kestrel wit…"), and the full stop after that ellipsis came
+    back as a sentence of its own, marked unverified. The short answer is now its first clause, and every sentence
+    of the answer is matched to a source."""
+    files = {
+        "errors.md": "# Error codes\n\n| Code | HTTP | Meaning | What to do |\n|---|---|---|---|\n"
+        "| E7310 | 503 | Storage backend unavailable: the write could not be confirmed by a second replica within "
+        "5 seconds | Retry the write. |\n"
+        "| E7311 | 400 | Payload too large | Split the payload. |\n"
+        "| E7312 | 409 | Write rejected because another client changed the same document after this client last "
+        "read it | Read it again. |\n",
+    }
+    answer, unbroken = _asked(
+        settings, embedder, tmp_path, files, ["What does error E7310 mean?", "What does error E7312 mean?"]
+    )
+    assert answer.short_answer == "Storage backend unavailable"
+    assert "within 5 seconds" in answer.answer, "the whole meaning is still shown under the short answer"
+    # No clause break to cut at: the meaning whole, not a fragment.
+    assert unbroken.short_answer == (
+        "Write rejected because another client changed the same document after this client last read it"
+    )
+    for each in (answer, unbroken):
+        assert "…" not in each.answer
+        assert each.unsupported == []
+
+
+def _definer_files() -> dict[str, str]:
+    """An incident report that names error E7421 in its title and every paragraph, and the error table that defines
+    it, its row in a chunk of its own (the table's header in the chunk before)."""
+    codes = [(f"E74{n:02d}", f"Condition number {n} of the upload service") for n in range(1, 31)]
+    codes[20] = ("E7421", "Upload rejected: the object store refused the checksum")
+    rows = "".join(
+        f"| {code} | 4{n % 10:02d} | {meaning} | Contact support. |\n" for n, (code, meaning) in enumerate(codes)
+    )
+    report = "\n\n".join(
+        f"At 10:{minute:02d} uploads kept failing with E7421 on shard {minute}; the on-call engineer restarted the "
+        f"uploader there and E7421 went on regardless, so the shard was drained and E7421 was tracked on the board."
+        for minute in range(12)
+    )
+    return {
+        "errors.md": "# Upload service handbook\n\n## Error codes\n\n| Code | HTTP | Meaning | What to do |\n"
+        f"|---|---|---|---|\n{rows}",
+        "incident.txt": f"INC-88: uploads failing with E7421\n\n{report}\n",
+    }
+
+
+def test_a_passage_that_defines_the_code_is_used_whatever_its_rank(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "What is E7421?": the incident report names the code in its title and every paragraph, so its chunks fill the
+    first eight places and the table row that defines the code ranks below them; the answer read only those eight
+    and said nothing states it. A passage that defines what a definition question asks about is now read first."""
+    (answer,) = _asked(settings, embedder, tmp_path, _definer_files(), ["What is E7421?"])
+    assert answer.short_answer == "Upload rejected: the object store refused the checksum", answer.answer
+    assert answer.stop_reason == StopReason.ANSWERED
+    assert any(c.source.endswith("errors.md") for c in answer.citations)
+
+
+def test_english_sentences_in_a_chinese_answer_keep_their_spaces(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A Chinese question answered from English passages: their sentences were joined as Chinese ones are, with
+    nothing between them ("…only E5003.AI-3 Shorten…"), a row without a full stop got "。", and a count was
+    answered with the English words standing after the code."""
+    files = {
+        "incident.md": "# Incident notes\n\nAt 14:05 the first E7001 responses appeared. The breakdown showed almost "
+        "only E7001. AI-3 adds E7001 triage steps to the runbook.\n\n| Code | Count |\n|---|---|\n| E7001 | 410 |\n",
+        "banner.md": "# Hanggin Rear Banner\n\nHanggin Rear Banner is a banner of Inner Mongolia. Its administrative "
+        "center is Shanba (陕坝镇). Shuangmiao is a town of the banner, 26 km southwest of Shanba.\n",
+    }
+    answer, count, english = _asked(
+        settings,
+        embedder,
+        tmp_path,
+        files,
+        ["E7001 是什么？", "E7001 出现了多少次？", "What is the administrative center of Hanggin Rear Banner?"],
+    )
+    # An English answer keeps its spaces after a sentence that ends in Chinese words.
+    assert "(陕坝镇)[1]. " in english.answer, english.answer
+    assert "E7001" in answer.answer
+    assert not re.search(r"[.!?](\[\d+\])*[A-Za-z0-9]", answer.answer), answer.answer
+    assert not re.search(r"[A-Za-z0-9](\[\d+\])*。", answer.answer), answer.answer
+    # The words after the code in an English sentence fill no gap of a Chinese question (it answered this one
+    # "responses appeared").
+    assert count.short_answer != "responses appeared"

@@ -9,9 +9,10 @@ import re
 
 from agentrag.agent.gap import slot_span
 from agentrag.agent.question import QuestionPart
-from agentrag.agent.units import Unit
+from agentrag.agent.units import ChunkAt, Unit, block_units, table_header
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk
+from agentrag.types import Chunk
 
 _DEFINES = re.compile(
     r"\b(means?|meaning|refers? to|stands? for|is defined as|indicates?)\b|"
@@ -47,7 +48,9 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
         for header, value in unit.cells[1:]:
             if _MEANING_HEADERS.search(header):
                 return value
-        return unit.cells[1][1] if len(unit.cells) > 1 else None
+        # No meaning column: the cell after the term, when it holds words ("Count: 410" says how many, not what)
+        second = unit.cells[1][1] if len(unit.cells) > 1 else ""
+        return second if _WORDS.search(second) else None
     text = unit.text
     for subject in subjects:
         at = text.find(subject) if subject else -1
@@ -62,6 +65,13 @@ def definition(part: QuestionPart, unit: Unit) -> str | None:
         if m and m.start() - end <= 12:
             return text[m.end() :].strip(" ，,：:").rstrip("。.；;") or None
     return None
+
+
+def passage_defines(part: QuestionPart, chunk: Chunk, chunk_at: ChunkAt | None = None) -> bool:
+    """A unit of the passage gives the subject's `definition` (a table row read under its header, which may be in the
+    chunk before: `chunk_at`)."""
+    header = table_header(chunk, chunk_at) if chunk_at is not None else None
+    return any(definition(part, unit) for unit in block_units(0, chunk.text, header))
 
 
 def defining_slot(part: QuestionPart, unit: Unit) -> str | None:

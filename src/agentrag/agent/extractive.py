@@ -32,6 +32,8 @@ _NAMED = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ENTITY})  # 
 RUNNERS = 2  # the best-scored units of a part looked at for the first supporting sentence
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
+_TAIL = 30  # characters: the end of a sentence, its markers included, that tells its script
+_LATIN_WORDS = re.compile(r"[A-Za-z]+[\s,:]+[A-Za-z]+")  # English words, not "FishBase" or "1、70、71"
 
 
 def nothing_found(zh: bool) -> str:
@@ -66,8 +68,23 @@ def _says_nothing(item: str, zh: bool) -> str:
 
 
 def _ended(text: str, zh: bool) -> str:
-    """A unit as a sentence: a table row or a heading-like line gets the full stop it lacks."""
-    return text if _ENDS.search(text) else text + ("。" if zh else ".")
+    """A unit as a sentence: a table row or a heading-like line gets the full stop it lacks, the answer's, but an
+    English sentence or row quoted in a Chinese answer ends in "."."""
+    if _ENDS.search(text):
+        return text
+    return text + ("。" if zh and (has_cjk(text) or not _LATIN_WORDS.search(text)) else ".")
+
+
+def _one_after_another(sentences: list[str], zh: bool) -> str:
+    """Sentences as a paragraph: in English a space between them; in Chinese none, except after a sentence that ends
+    in Latin script, so English sentences quoted in a Chinese answer are not run together ("…only E5003.AI-3
+    Shorten…"), while one ending "又译-{zh:皇堡;" still runs on."""
+    if not zh:
+        return " ".join(sentences)
+    out = ""
+    for sentence in sentences:
+        out += f" {sentence}" if out and not has_cjk(out[-_TAIL:]) else sentence
+    return out
 
 
 def _states_any(selector: Selector, constraints: list[Constraint], unit: Unit) -> bool:
@@ -276,4 +293,4 @@ class ExtractiveSynthesizer:
 
     @staticmethod
     def _join(units: list[Unit], zh: bool) -> str:
-        return ("" if zh else " ").join(attach_markers(_ended(u.text, zh), [u.block]) for u in units)
+        return _one_after_another([attach_markers(_ended(u.text, zh), [u.block]) for u in units], zh)

@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING
 from agentrag.agent.assess import Assessment, assess
 from agentrag.agent.context import ELLIPSIS, Context, build_context, passage_block
 from agentrag.agent.context import compress as compress
+from agentrag.agent.definition import passage_defines
 from agentrag.agent.extractive import ExtractiveSynthesizer, nothing_found
+from agentrag.agent.question import QuestionAnalysis
 from agentrag.agent.roles import LLMCall, llm_or_rules
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.units import ChunkAt
 from agentrag.text.quoting import quote
 from agentrag.text.tokenize import has_cjk
 from agentrag.types import Conflict, Evidence
-from agentrag.vocab import Confidence, LLMRole, StopReason, TraceStep
+from agentrag.vocab import AnswerType, Confidence, LLMRole, StopReason, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
@@ -51,6 +53,23 @@ def covering(evidence: list[Evidence], required: list[Evidence], k: int) -> list
     return head + [e for e in evidence if id(e) not in chosen]
 
 
+def defining(analysis: QuestionAnalysis, evidence: list[Evidence], k: int, chunk_at: ChunkAt | None) -> list[Evidence]:
+    """For each definition part ("What is E5003?") that none of the first `k` passages defines, the first passage
+    after them that does. A code's own row in a table of nine codes ranked 15th for "What is E5003?", under the
+    postmortem whose title and every chunk name the code: the answer read only the first 8 and said nothing
+    states it."""
+    out: list[Evidence] = []
+    for part in analysis.parts:
+        if part.answer_type != AnswerType.DEFINITION or any(
+            passage_defines(part, e.chunk, chunk_at) for e in evidence[:k]
+        ):
+            continue
+        found = next((e for e in evidence[k:] if passage_defines(part, e.chunk, chunk_at)), None)
+        if found is not None and not any(found is e for e in out):
+            out.append(found)
+    return out
+
+
 class Synthesizer:
     """Writes the run's answer from its evidence: with the LLM when one is given, else extractively."""
 
@@ -65,7 +84,14 @@ class Synthesizer:
         budget = run.tracker.budget
         searches = len(run.plan.subqueries)
         required = run.evidence.first_hits(searches) if searches > 1 else []
-        usable = covering([e for e in evidence if e.grade != "incorrect"] or evidence, required, budget.evidence_k)
+        usable = [e for e in evidence if e.grade != "incorrect"] or evidence
+        # A passage that defines what the question asks about is used, whatever its rank or grade.
+        kept = {id(e) for e in usable}
+        every = [*usable, *(e for e in evidence if id(e) not in kept)]
+        definers = defining(run.analysis, every, budget.evidence_k, self.chunk_at)
+        # First, so that the context's budget never compresses it away.
+        rest = [e for e in usable if not any(e is d for d in definers)]
+        usable = [*definers, *covering(rest, required, max(0, budget.evidence_k - len(definers)))]
         context = build_context(
             usable, run.question, int(budget.context_tokens * budget.context_split.evidence), budget.evidence_k
         )

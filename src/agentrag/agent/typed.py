@@ -40,6 +40,12 @@ _CHANGE = re.compile(
 ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
 _HOW_MANY = re.compile(r"\bhow many\b", re.I)
+# A short answer is at most this long. Past it, it is cut where a clause ends, or there is none; never mid-word: "…
+# Kestrel wit…" was a fragment, and the full stop after its ellipsis came back as a sentence of its own, unverified.
+_SHORT_MAX = 80
+_CLAUSE_BREAK = re.compile(r"\s*(?:[:;,]\s|\s[—–]\s|[：；，、])")
+_CLAUSE_MIN = 12  # a head shorter than this says too little ("Note: …")
+_BRACKET_PAIRS = tuple(zip("(（[【《「『“", ")）]】》」』”", strict=True))
 
 
 # ------------------------------------------------------------------------------------------ typed answers
@@ -281,8 +287,8 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
         if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
             # A person or a place is a name: words in the gap that name no one are not the answer; and a name
             # elsewhere in the sentence beats words in the gap that hold none ("held on July 21 at the StubHub Center").
-            if has_cjk(part.text):
-                return slot
+            if has_cjk(part.text):  # from a Chinese sentence: "E7001 出现了多少次" has no gap in English words
+                return slot if has_cjk(unit.text) else None
             return slot if kind == AnswerType.ENTITY else None  # English: a count or a date holds a value
     if not candidates:
         return None
@@ -365,6 +371,20 @@ def in_gap(part: QuestionPart, unit: Unit) -> bool:
     return any(v.text in slot or slot in v.text for v in _candidates(part, unit))
 
 
-def _clip(text: str, limit: int = 80) -> str:
+def _clip(text: str, limit: int = _SHORT_MAX) -> str | None:
+    """The text, or past `limit` characters its longest head that ends at a clause break ("Indexing backend
+    unavailable" of "Indexing backend unavailable: freshness could not be confirmed…"); with no break after
+    `_CLAUSE_MIN` characters, the text whole up to twice `limit`, else None (no short form: the answer shows the
+    sentence whole)."""
     text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    # Not inside brackets: "「两级传播」理论（two-step flow of communication" would leave one open.
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text, _CLAUSE_MIN, limit) if _balanced(text[: m.start()])]
+    if breaks:
+        return text[: breaks[-1]]
+    return text if len(text) <= 2 * limit else None
+
+
+def _balanced(text: str) -> bool:
+    return all(text.count(a) == text.count(b) for a, b in _BRACKET_PAIRS)
