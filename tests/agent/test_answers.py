@@ -276,7 +276,7 @@ def test_a_long_definition_is_cut_at_a_clause_not_mid_word(
         assert each.unsupported == []
 
 
-def _definer_files() -> dict[str, str]:
+def _definer_files(paragraphs: int = 12) -> dict[str, str]:
     """An incident report that names error E7421 in its title and every paragraph, and the error table that defines
     it, its row in a chunk of its own (the table's header in the chunk before)."""
     codes = [(f"E74{n:02d}", f"Condition number {n} of the upload service") for n in range(1, 31)]
@@ -287,7 +287,7 @@ def _definer_files() -> dict[str, str]:
     report = "\n\n".join(
         f"At 10:{minute:02d} uploads kept failing with E7421 on shard {minute}; the on-call engineer restarted the "
         f"uploader there and E7421 went on regardless, so the shard was drained and E7421 was tracked on the board."
-        for minute in range(12)
+        for minute in range(paragraphs)
     )
     return {
         "errors.md": "# Upload service handbook\n\n## Error codes\n\n| Code | HTTP | Meaning | What to do |\n"
@@ -335,3 +335,15 @@ def test_english_sentences_in_a_chinese_answer_keep_their_spaces(
     # The words after the code in an English sentence fill no gap of a Chinese question (it answered this one
     # "responses appeared").
     assert count.short_answer != "responses appeared"
+
+
+def test_a_definition_nowhere_in_the_evidence_is_looked_up_by_its_subject(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "E7421 是什么？" against an English error table: thirty paragraphs of an incident report name the code, and the
+    table's row ranks 30th, past the 20 hits a search hands on; nothing in the evidence said what E7421 is. One more
+    search, for the code alone, finds the row, and only that passage joins the evidence."""
+    (answer,) = _asked(settings, embedder, tmp_path, _definer_files(paragraphs=30), ["E7421 是什么？"])
+    assert answer.short_answer == "Upload rejected: the object store refused the checksum", answer.answer
+    assert answer.usage.retrieval_calls == 2
+    assert sum(c.source.endswith("errors.md") for c in answer.citations) == 1

@@ -123,3 +123,20 @@ def test_a_tool_search_whose_embedding_stalls_is_a_timeout_the_model_is_told(tmp
     assert any("timed out" in m for m in tool_messages)
     assert "caused by Kestrel" in answer.answer
     assert answer.usage.ms < (1.5 + 3.0) * 1000
+
+
+def test_a_definition_lookup_that_fails_leaves_the_answer_from_what_was_found(tmp_path: Path) -> None:
+    """Nothing found defines E7421, so the answer searches for the code alone; that search's embedding crashes. The
+    answer still comes, from the first search's evidence, and says it fell back, naming the cause."""
+    with EmbeddingsEndpoint(fail=lambda query: query.strip() == "E7421") as endpoint:
+        kb = open_kb(endpoint, tmp_path / "home", crossings(tmp_path / "docs"))
+        events: list[TraceEvent] = []
+        answer = kb.ask("What is E7421?", mode="single", on_event=events.append)
+        kb.close()
+    assert any(q.strip() == "E7421" for q in endpoint.queries), "the lookup searched for the code alone"
+    assert answer.stop_reason == "fallback"
+    assert answer.evidence, "the first search's passages are kept"
+    reasons = fallback_reasons(events)
+    assert reasons
+    assert "definition lookup failed" in reasons[0]
+    assert "embedding model crashed" in reasons[0]

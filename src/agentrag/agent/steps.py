@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,19 +20,24 @@ import numpy.typing as npt
 
 from agentrag.agent import planner, rewriter
 from agentrag.agent.budget import StepTimeout
+from agentrag.agent.definition import passage_defines
 from agentrag.agent.grader import GradeCut, grade_borderline, grade_by_score
 from agentrag.agent.memory import Conversation, Turn
+from agentrag.agent.question import QuestionPart
 from agentrag.agent.roles import LLMCall
 from agentrag.agent.run import Draft, Run
 from agentrag.agent.synthesizer import Synthesizer
+from agentrag.agent.units import ChunkAt
+from agentrag.errors import AgentragError
 from agentrag.retrieve.hybrid import Retriever
 from agentrag.types import Evidence, Hit, SubQuery
-from agentrag.vocab import TraceStep
+from agentrag.vocab import AnswerType, TraceStep
 
 if TYPE_CHECKING:
     from agentrag.llm.client import LLMClient
 
 RETRIEVE_K = 20  # hits per search; the evidence handed on is ranked over all of them
+LOOKUP_K = 60  # hits of the search for a subject's definition (`look_up_definitions`), of which one is kept
 BORDERLINE_K = 8  # passages the LLM grader looks at
 
 
@@ -86,7 +92,13 @@ class Steps:
         return self.search_many(run, [query], round_, graded_against)[0]
 
     def search_many(
-        self, run: Run, queries: list[str], round_: int, graded_against: str | None = None
+        self,
+        run: Run,
+        queries: list[str],
+        round_: int,
+        graded_against: str | None = None,
+        keep: Callable[[Hit], bool] | None = None,
+        depth: int = RETRIEVE_K,
     ) -> list[list[Evidence]]:
         """Independent retrieval calls, side by side (`parallel_searches` at most), each with its query
         embedding under the tool timeout; graded evidence per query (empty past the retrieval budget).
@@ -98,7 +110,8 @@ class Steps:
         Only the embedding and the search run in worker threads: grading, merging into the pool and the
         trace happen here, in the order given, so the evidence and its order are those of searching one
         query after another. A search that fails or times out raises after the others are merged, so the
-        caller's fallback answers from everything that was found."""
+        caller's fallback answers from everything that was found. `keep`: only the hits it keeps (of `depth`) are
+        graded and pooled."""
         allowed: list[str] = []
         for query in queries:  # the budget decides up front, in order, which queries are searched
             if not run.tracker.can_retrieve():
@@ -110,7 +123,7 @@ class Steps:
             return results
         workers = min(run.tracker.budget.parallel_searches, len(allowed))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentrag-search")
-        futures = [pool.submit(self._retrieve, query, run.vectors.get(query)) for query in allowed]
+        futures = [pool.submit(self._retrieve, query, run.vectors.get(query), depth) for query in allowed]
         pool.shutdown(wait=False)  # a stalled search is abandoned to its thread, never waited for
         failure: Exception | None = None
         for i, (query, future) in enumerate(zip(allowed, futures, strict=True)):
@@ -124,19 +137,20 @@ class Steps:
                 failure = failure or exc
                 continue
             run.vectors[query] = vector
-            results[i] = self._record(run, query, hits, round_, ms, graded_against)
+            kept = hits if keep is None else [hit for hit in hits if keep(hit)]
+            results[i] = self._record(run, query, kept, round_, ms, graded_against)
         if failure is not None:
             raise failure
         return results
 
     def _retrieve(
-        self, query: str, vector: npt.NDArray[np.float32] | None
+        self, query: str, vector: npt.NDArray[np.float32] | None, depth: int = RETRIEVE_K
     ) -> tuple[npt.NDArray[np.float32], list[Hit], float]:
         """In a worker thread: the query's embedding (unless known) and its hits, and how long they took."""
         started = time.perf_counter()
         if vector is None:
             vector = self.retriever.embed_query(query)
-        hits = self.retriever.search(query, RETRIEVE_K, query_vector=vector)
+        hits = self.retriever.search(query, depth, query_vector=vector)
         return vector, hits, (time.perf_counter() - started) * 1000
 
     def _record(
@@ -257,4 +271,36 @@ class Steps:
         )
 
     def synthesize(self, run: Run, evidence: list[Evidence], use_llm: bool = True) -> Draft:
+        evidence = self.look_up_definitions(run, evidence)
         return self.synthesizer.draft(run, evidence, self.llm_client(run, reserve=0) if use_llm else None)
+
+    def look_up_definitions(self, run: Run, evidence: list[Evidence]) -> list[Evidence]:
+        """The evidence, and for a definition question of a named subject that none of it defines ("E5003 是什么？"
+        against an English error table that ranks 30th for it), a passage that does from one search for the subject
+        alone: only such a passage is pooled (the rest of that search would reorder the evidence)."""
+        chunk_at = self.synthesizer.chunk_at
+        missing = [
+            part
+            for part in run.analysis.parts
+            if part.answer_type == AnswerType.DEFINITION
+            and part.constraints
+            and not any(passage_defines(part, e.chunk, chunk_at) for e in evidence)
+        ]
+        if not evidence or not missing:
+            return evidence
+        round_ = 1 + max(e.round for e in evidence)
+        found: list[Evidence] = []
+        for part in missing:
+            subject = " ".join(c.text for c in part.constraints)
+            defines = partial(_defines, part, chunk_at)
+            try:
+                searched = self.search_many(run, [subject], round_, run.question, keep=defines, depth=LOOKUP_K)
+            except AgentragError as exc:  # the answer stands on the evidence found before
+                run.fall_back("the evidence found", f"definition lookup failed: {exc}", "answering without it")
+                break
+            found += searched[0][:1]
+        return [*evidence, *run.evidence.pooled(found)]
+
+
+def _defines(part: QuestionPart, chunk_at: ChunkAt | None, hit: Hit) -> bool:
+    return passage_defines(part, hit.chunk, chunk_at)
