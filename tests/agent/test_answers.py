@@ -347,3 +347,22 @@ def test_a_definition_nowhere_in_the_evidence_is_looked_up_by_its_subject(
     assert answer.short_answer == "Upload rejected: the object store refused the checksum", answer.answer
     assert answer.usage.retrieval_calls == 2
     assert sum(c.source.endswith("errors.md") for c in answer.citations) == 1
+
+
+def test_a_count_asked_of_something_no_passage_names_is_not_answered(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "年假有多少天？" against an expense policy that says nothing of annual leave: it answered "15 天内" (from
+    "可在结果通知后 15 天内向财务部提出复核"), the unit "天" and the verb "有" counted as what the question is about,
+    and "年" of 年假 met "2025 年" in the title. Now it says nothing answers it, as the English question does."""
+    files = {
+        "差旅费报销管理办法.md": "# 差旅费报销管理办法（2025 年修订）\n\n## 八、附则\n\n"
+        "员工对报销结果有异议的，可在结果通知后 15 天内向财务部提出复核。报销单应在费用发生后 30 天内提交。\n",
+    }
+    zh, en = _asked(
+        settings, embedder, tmp_path, files, ["年假有多少天？", "How many days of annual leave do employees get?"]
+    )
+    assert en.short_answer is None
+    assert zh.short_answer is None, zh.answer
+    assert zh.confidence == "low"
+    assert zh.answer.startswith("知识库中没有"), zh.answer

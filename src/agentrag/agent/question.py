@@ -50,7 +50,7 @@ class QuestionPart(BaseModel):
 
     @property
     def target_tokens(self) -> list[str]:
-        return tokenize_query(self.target)
+        return [t for t in tokenize_query(self.target) if t not in _ZH_SCAFFOLD_WORDS]
 
 
 class QuestionAnalysis(BaseModel):
@@ -314,9 +314,15 @@ _EN_SCAFFOLD = re.compile(
     r"many|much|long|often|mean|means|meaning|stand|define|list|name|get|got|entitled|between|according)(?![\w-])",
     re.I,
 )
+# Words of a Chinese question that say nothing of what it asks about, as "has" and "have" say nothing in English
+# ("年假有多少天": 有), dropped as words, not as characters (有效期, 所有).
+_ZH_SCAFFOLD_WORDS = frozenset({"有"})
+# The unit a count or an amount is asked in ("多少天", "几次"): the answer's type, checked as such, not what the
+# question is about ("年假有多少天" is about 年假; "天" was half of what made "15 天内复核" look on target).
+_CLASSIFIERS = "天年次个人岁元块米倍周月位名种项部本条座层届期场"
 _ZH_SCAFFOLD = re.compile(
-    r"请问|是什么意思|什么意思|是什么|是多少|多长时间|多少|多久|什么时候|何时|为什么|如何|怎么|怎样|哪些|哪个|哪里|"
-    r"有什么|什么|哪|谁|几级|几|吗|呢|应该|应当|最晚|[？?，,。！!、：:《》「」“”\"]"
+    rf"请问|是什么意思|什么意思|是什么|是多少|多长时间|多少[{_CLASSIFIERS}]?|多久|什么时候|何时|为什么|如何|怎么|怎样|"
+    rf"哪些|哪个|哪里|有什么|什么|哪|谁|几级|几[{_CLASSIFIERS}]?|吗|呢|应该|应当|最晚|[？?，,。！!、：:《》「」“”\"]"
 )
 
 
