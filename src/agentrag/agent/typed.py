@@ -14,7 +14,7 @@ from agentrag.agent.kind import CONTAINERS, asked_head
 from agentrag.agent.question import QUALIFIERS, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.value_choice import bounded, numbers, written_example
-from agentrag.agent.values import COUNT_WORD, POSSESSIVE, YEAR, Value, looks_like_person, values
+from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
 from agentrag.agent.zh_values import asked_unit, counted, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
@@ -86,7 +86,7 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     if written_example(unit.text):  # an example request's `"page_size": 50` is an example, not what the API allows
         return []
-    found = [_without_asked_head(part, v) for v in values(unit.text, kind)]
+    found = [_without_asked_head(part, v) for v in values(unit.text, kind, counts=_asks_how_many(part))]
     found = [v for v in found if not asked(part, v.text)]
     if not has_cjk(part.text):  # "named after Ewing’s nickname, “Judy”": the owner is not what is asked
         found = [v for v in found if not POSSESSIVE.search(v.text)] or found
@@ -110,11 +110,9 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         # "the largest page in Aurora 3.0": the versions a text names ("2.3.0 — filters", "Aurora 2.3 now has") are
         # what such a question is qualified by, not its answer
         found = [v for v in found if not QUALIFIERS["version"].fullmatch(v.text)]
-    if kind == AnswerType.NUMBER and _HOW_MANY.search(part.text):
+    if _asks_how_many(part):
         # "how many records ... sell": a year is no count ("it was not until 1980 that his success began")
         found = [v for v in found if not YEAR.fullmatch(v.text)]
-    elif kind == AnswerType.NUMBER:  # "merges two lists" says how many only to "how many"; no maximum or price
-        found = [v for v in found if not COUNT_WORD.fullmatch(v.text)]
     if kind == AnswerType.NUMBER and has_cjk(part.text) and (asked_in := asked_unit(part.text)) is not None:
         # "全长多少公里": the number in kilometres, with its unit; a sentence with numbers in none is no answer
         found = [v for v in counted(unit.text, *asked_in) if not asked(part, v.text)]
@@ -241,11 +239,17 @@ def _qualified(part: QuestionPart, text: str, candidates: list[Value]) -> Value 
     return None
 
 
+def _asks_how_many(part: QuestionPart) -> bool:
+    """A count is asked for: the only question a count written as a word answers ("merges two lists" gives no
+    maximum or price)."""
+    return part.answer_type == AnswerType.NUMBER and _HOW_MANY.search(part.text) is not None
+
+
 def _row_value(part: QuestionPart, unit: Unit) -> str | None:
     """In a table row, the first cell that can hold the answer and holds a value of the asked type."""
     kind = part.answer_type if part.answer_type in VALUE_TYPES else AnswerType.ENTITY
     for _, value in _answer_cells(part, unit):
-        if kind == AnswerType.ENTITY or values(value, kind):
+        if kind == AnswerType.ENTITY or values(value, kind, counts=_asks_how_many(part)):
             return value
     return None
 

@@ -62,8 +62,8 @@ _WEEKDAYS = (
 _CLOCK = r"\d{1,2}:\d{2}"
 _CLOCK_TIME = re.compile(rf"(?<![\d:]){_CLOCK}(?::\d{{2}})?(?![\d:])")
 # A count written as a word, on its own ("need two"), not the start of a name or a phrase ("One Direction", "one of"),
-# nor things already named ("merges the two lists"); `typed` takes it only for "how many".
-COUNT_WORD = re.compile(
+# nor things already named ("merges the two lists"); a value only where `values` is asked for counts ("how many").
+_COUNT_WORD = re.compile(
     r"(?<![\w-])(?<!the )(?<!these )(?<!those )(?<!its )(?<!their )"
     r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
     r"hundred|thousand|dozen)(?![\w-])(?!\s+of\b)"
@@ -209,8 +209,9 @@ _INSTITUTION = frozenset(
 _DEADLINE = re.compile(r"\b(within|after|in|by|until|before)\s+\S|满|[内后]|以内|之内|之后", re.I)
 
 
-def values(text: str, kind: AnswerType) -> list[Value]:
-    """Values of the given type in the text, in order (empty for types without a value: list, steps, reason)."""
+def values(text: str, kind: AnswerType, counts: bool = False) -> list[Value]:
+    """Values of the given type in the text, in order (empty for types without a value: list, steps, reason).
+    `counts`: a number may be a count written as a word ("need two"), which answers "how many" and nothing else."""
     if kind == AnswerType.DURATION:
         return [v for v in _spans(_DURATION, text) if not _YEAR_OF.match(v.text)]
     if kind == AnswerType.LEVEL:
@@ -227,8 +228,8 @@ def values(text: str, kind: AnswerType) -> list[Value]:
             if not any(d.start <= v.start and v.end <= d.end for d in dates)
             and not any(c.start <= v.start < c.end for c in clocks)
         ]
-        if not has_cjk(text):  # "Changes to Osprey need two": a count in words
-            found = sorted(found + _spans(COUNT_WORD, text), key=lambda v: v.start)
+        if counts and not has_cjk(text):  # "Changes to Osprey need two": a count in words
+            found = sorted(found + _spans(_COUNT_WORD, text), key=lambda v: v.start)
         return found
     if kind == AnswerType.DATE:  # "by when": a deadline is often a duration ("within 30 days", "满 6 周后")
         dates, durations = _spans(_DATE, text), values(text, AnswerType.DURATION)
