@@ -133,6 +133,17 @@ def test_the_other_items_of_a_list_the_subject_heads_are_not_the_answer() -> Non
     assert slot_span("值班补贴怎么发放？", "值班补贴和交通补贴按季度发放。") == "按季度"
 
 
+def test_a_chinese_questions_gap_is_not_filled_from_an_english_sentence() -> None:
+    """ "E7001 出现了多少次？" against the English "E7001 responses appeared 410 times." gave "responses appeared 410
+    times": the question's anchor met in an English sentence leaves English words, not an answer. The rule was
+    written twice (for a definition's slot and a short answer's) and is now where the gap is read: a Chinese
+    sentence that holds the gap still gives it."""
+    from agentrag.agent.gap import slot_span
+
+    assert slot_span("E7001 出现了多少次？", "E7001 responses appeared 410 times.") is None
+    assert slot_span("E7001 出现了多少次？", "本周 E7001 出现了 410 次。") == "410"
+
+
 FAQ = {
     "faq.md": "# 报销常见问题\n\n**发票丢失了怎么办？**\n\n电子发票可向开票方重新获取。"
     "纸质发票丢失的，须取得开票方加盖公章的发票复印件，并由部门负责人签字确认。\n\n"

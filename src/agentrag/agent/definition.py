@@ -79,7 +79,7 @@ def defining_slot(part: QuestionPart, unit: Unit) -> str | None:
     Chinese sentence ("fail with E5003, by design" places nothing), unless the sentence names the subject only as the
     owner of something the question does not ask about ("补充 E5003 的排查步骤": its steps, not what it is) or the
     words are one character ("主" of "若以 E5003 为主")."""
-    if not (has_cjk(part.text) and has_cjk(unit.text)):
+    if not has_cjk(part.text):  # (a Chinese question's slot is only ever in a Chinese sentence: slot_span)
         return None
     for subject in filter(None, _subjects(part)):
         asked = part.text.find(subject)

@@ -59,15 +59,17 @@ def slot_span(question: str, sentence: str) -> str | None:
     "广茂铁路全长多少公里？" against "广茂铁路全长364.6公里" gives "364.6": the question's content word nearest before
     the gap ("全长") and the nearest after it ("公里") are found in the sentence, and what lies between them is the
     answer; with only the word before, what follows it up to the next punctuation ("赵鹏，中国足球运动员" for
-    "赵鹏的职业是什么").
+    "赵鹏的职业是什么"). A Chinese question's gap is found only in a Chinese sentence: its anchors met in an English one
+    ("E7001" of "E7001 出现了多少次" in "E7001 responses appeared") leave English words between them, not an answer.
     """
-    pattern = _QUESTION_WORDS_ZH if has_cjk(question) else _QUESTION_WORDS_EN
-    gap = pattern.search(question)
+    zh = has_cjk(question)
+    if zh and not has_cjk(sentence):
+        return None
+    gap = (_QUESTION_WORDS_ZH if zh else _QUESTION_WORDS_EN).search(question)
     if gap is None:
         return None
     before = _anchors(words(question[: gap.start()]))[::-1][:3]  # nearest to the gap first
     after = _anchors([w for w in words(question[gap.end() :]) if w not in "？?。."])
-    zh = has_cjk(question)
     kind = None if zh else _kind_word(gap.group(0), question[gap.end() :])
     if kind is not None:  # "which engineer designed ...": "the engineer John Bradfield" names the answer
         named = re.search(rf"\b(?i:{re.escape(kind)})s?\s+((?:[A-Z][\w'’.-]*\s?){{1,4}})", sentence)

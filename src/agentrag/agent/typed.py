@@ -291,8 +291,8 @@ def _short(part: QuestionPart, unit: Unit) -> str | None:
         if not candidates and kind not in (AnswerType.PERSON, AnswerType.PLACE):
             # A person or a place is a name: words in the gap that name no one are not the answer; and a name
             # elsewhere in the sentence beats words in the gap that hold none ("held on July 21 at the StubHub Center").
-            if has_cjk(part.text):  # from a Chinese sentence: "E7001 出现了多少次" has no gap in English words
-                return slot if has_cjk(unit.text) else None
+            if has_cjk(part.text):  # a Chinese slot (slot_span reads a Chinese question's gap in Chinese only)
+                return slot
             return slot if kind == AnswerType.ENTITY else None  # English: a count or a date holds a value
     if not candidates:
         return None
