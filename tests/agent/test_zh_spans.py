@@ -144,6 +144,31 @@ def test_a_chinese_questions_gap_is_not_filled_from_an_english_sentence() -> Non
     assert slot_span("E7001 出现了多少次？", "本周 E7001 出现了 410 次。") == "410"
 
 
+def test_a_clause_quoted_alone_ends_in_a_full_stop_not_its_semicolon() -> None:
+    """A sentence split at its semicolons gives clauses that end in "；" (or ";"): quoted alone in the answer, each read
+    as cut off ("…大沙地站附近有多个住宅小区[1]；" closed a cmrc2018 answer, "…count as failures[6];" the sample's
+    E1042 answer). Each now ends in the answer's full stop."""
+    station = evidence(
+        "大沙地站是广州地铁5号线的车站，位于黄埔区；车站地下一层为站厅，地下二层为站台；大沙地站附近有多个住宅小区；",
+        "大沙地站",
+    )
+    answer = ExtractiveSynthesizer().answer(
+        "大沙地站附近有什么？", [], build_context([station], "大沙地站", 2000, 8), []
+    )
+    assert "住宅小区[1]。" in answer, answer
+    assert "；" not in answer, answer
+    sla = evidence(
+        "Errors such as E5003 (indexing backend unavailable) and E5010 (query timed out) count as failures; "
+        "scheduled maintenance does not.",
+        "Aurora SLA",
+    )
+    answer = ExtractiveSynthesizer().answer(
+        "Which errors count as failures?", [], build_context([sla], "SLA", 2000, 8), []
+    )
+    assert "count as failures[1]." in answer, answer
+    assert ";" not in answer, answer
+
+
 FAQ = {
     "faq.md": "# 报销常见问题\n\n**发票丢失了怎么办？**\n\n电子发票可向开票方重新获取。"
     "纸质发票丢失的，须取得开票方加盖公章的发票复印件，并由部门负责人签字确认。\n\n"

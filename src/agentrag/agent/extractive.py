@@ -32,6 +32,7 @@ _NAMED = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ENTITY})  # 
 RUNNERS = 2  # the best-scored units of a part looked at for the first supporting sentence
 LIST_UNITS = 2  # sentences a list question (or one side of a comparison) is answered with
 _ENDS = re.compile(r"[。！？；.!?;:：…][\"'”’」』）)】》]*$")
+_SEMICOLON_END = re.compile(r"\s*[;；]$")
 _TAIL = 30  # characters: the end of a sentence, its markers included, that tells its script
 _LATIN_WORDS = re.compile(r"[A-Za-z]+[\s,:]+[A-Za-z]+")  # English words, not "FishBase" or "1、70、71"
 
@@ -69,7 +70,9 @@ def _says_nothing(item: str, zh: bool) -> str:
 
 def _ended(text: str, zh: bool) -> str:
     """A unit as a sentence: a table row or a heading-like line gets the full stop it lacks, the answer's, but an
-    English sentence or row quoted in a Chinese answer ends in "."."""
+    English sentence or row quoted in a Chinese answer ends in "."; so does a clause that ended at a semicolon in its
+    passage ("…附近有多个住宅小区；", "…count as failures;"), which, quoted alone, read as cut off."""
+    text = _SEMICOLON_END.sub("", text)
     if _ENDS.search(text):
         return text
     return text + ("。" if zh and (has_cjk(text) or not _LATIN_WORDS.search(text)) else ".")
