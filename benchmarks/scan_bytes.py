@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from agentrag.store.select import kth_largest
+
 K = 60  # the eval's depth
 SPREADS = 5.0  # as store/dense_codes.py
 
@@ -55,10 +57,6 @@ def _load(home: Path, data: Path) -> tuple[Matrix, Matrix]:
     return vectors, queries
 
 
-def _kth(scores: Matrix, k: int) -> float:
-    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
-
-
 def _summary(values: list[float], digits: int = 0) -> str:
     return f"median {np.median(values):.{digits}f}, p90 {np.percentile(values, 90):.{digits}f}"
 
@@ -80,7 +78,7 @@ def code_bands(vectors: Matrix, queries: Matrix) -> None:
             rest = float(np.linalg.norm(query - rounded * step))
             band = 2 * SPREADS * (float(np.linalg.norm(query)) * error + rest * norm) / np.sqrt(dim)
             approx = (codes @ rounded) * scale * step
-            counts.append(float((approx >= _kth(approx, K) - band).sum()))
+            counts.append(float((approx >= kth_largest(approx, K) - band).sum()))
         print(f"{name} codes: rows in the band of the {K}th, {_summary(counts)} (of {len(vectors)})")
 
 
@@ -105,7 +103,7 @@ def clusters(vectors: Matrix, queries: Matrix, sizes: tuple[int, ...] = (32, 128
         shares = []
         for query in queries:
             reach = centroids @ query + np.linalg.norm(query) * radius
-            shares.append(float(counts[reach >= _kth(vectors @ query, K)].sum()) / len(vectors))
+            shares.append(float(counts[reach >= kth_largest(vectors @ query, K)].sum()) / len(vectors))
         print(f"{n} clusters (mean radius {radius.mean():.3f}): share of rows scanned, {_summary(shares, 2)}")
 
 
@@ -122,7 +120,7 @@ def pca_head(vectors: Matrix, queries: Matrix, heads: tuple[int, ...] = (96, 128
             turned = basis @ query  # the mean's share, q . mean, is common to all rows
             partial = rotated[:, :head] @ turned[:head]
             spread = float(np.linalg.norm(turned[head:])) * tail
-            shares.append(float((partial + spread >= _kth(partial - spread, K)).mean()))
+            shares.append(float((partial + spread >= kth_largest(partial - spread, K)).mean()))
         print(
             f"PCA head of {head} ({explained[head - 1]:.0%} of the variance): share of rows kept, {_summary(shares, 2)}"
         )
