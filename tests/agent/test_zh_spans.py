@@ -170,6 +170,16 @@ def test_a_clause_quoted_alone_ends_in_a_full_stop_not_its_semicolon() -> None:
         assert not any(mark in answer for mark in ";；"), answer
 
 
+def test_a_count_asked_with_a_measure_word_is_read_in_that_word() -> None:
+    """ "多少首项原的诗" asks for a count in 首: jieba reads 首项 (a first term) as one word, and the unit asked in was
+    taken as 首项, so no number matched and the answer was the words before the name ("全书收录项"). The measure
+    words are one vocabulary now (question.ZH_CLASSIFIERS), and each place that reads a classifier reads all of it."""
+    text = "《青川诗集》是一部清代诗歌总集。全书收录项原的诗共46首，收录林远的诗共12首。"
+    context = build_context([evidence(text, "青川诗集")], "青川诗集", 2000, 8)
+    answer = ExtractiveSynthesizer().answer("《青川诗集》一共收录了多少首项原的诗？", [], context, [])
+    assert answer.startswith("46首"), answer
+
+
 FAQ = {
     "faq.md": "# 报销常见问题\n\n**发票丢失了怎么办？**\n\n电子发票可向开票方重新获取。"
     "纸质发票丢失的，须取得开票方加盖公章的发票复印件，并由部门负责人签字确认。\n\n"

@@ -48,7 +48,9 @@ _NUMBER_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred".split()
 )
-_HOW_MANY = re.compile(r"\bhow\s+many\s+(?:\w+\s+)??([a-z]+)", re.I)
+# "how many": a count is asked, and the noun after it (an adjective between: "how many different species") is
+# what is counted.
+HOW_MANY = re.compile(r"\bhow\s+many\b(?:\s+(?:\w+\s+)??([a-z]+))?", re.I)
 _COUNT = re.compile(
     rf"\b(?:\d[\d,.]*|{'|'.join(_NUMBER_WORDS)})(?:[\s-]+(?:{'|'.join(_NUMBER_WORDS)}))?"
     r"(?:\s+(?:thousand|million|billion|trillion))?\b",
@@ -176,8 +178,8 @@ def sort_word(part: QuestionPart, text: str) -> str | None:
 
 def counted(part: QuestionPart, text: str) -> str | None:
     """For "how many seasons": the count standing before the asked noun in the text ("after one season")."""
-    m = _HOW_MANY.search(part.asked_as)
-    if m is None:
+    m = HOW_MANY.search(part.asked_as)
+    if m is None or m.group(1) is None:
         return None
     noun = _stem(m.group(1))
     if noun is None:

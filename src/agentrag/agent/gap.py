@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentrag.agent.question import QuestionPart
+from agentrag.agent.question import ZH_CLASSIFIERS, QuestionPart
 from agentrag.text.tokenize import has_cjk, segment, tokenize
 from agentrag.vocab import AnswerType
 
@@ -114,7 +114,7 @@ def slot_span(question: str, sentence: str) -> str | None:
 # The noun after a Chinese question word names the kind asked for ("什么奖", "哪个大学", "哪两个公司"); where the
 # sentence has it right after the answer, it belongs to the answer's name (法朗基奖, 香港中文大学). Nouns that only
 # say what sort of thing is asked (什么地区, 什么方式) are no part of a name.
-_ZH_CLASSIFIER = re.compile(r"^[一两二三四五六七八九十几]?[个位家所座条种部支间名只项类本首门]")
+_ZH_CLASSIFIER = re.compile(rf"^[一两二三四五六七八九十几]?[{ZH_CLASSIFIERS}]")
 _ZH_GENERIC_KINDS = frozenset(
     "地区 地方 方面 方式 方法 类型 性质 东西 事情 事 样子 程度 作用 用途 问题 原因 意思 内容 情况 特点 关系 名字 名称 "
     "人 时候 时间 语言 颜色 形状".split()

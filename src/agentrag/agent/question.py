@@ -317,12 +317,15 @@ _EN_SCAFFOLD = re.compile(
 # Words of a Chinese question that say nothing of what it asks about, as "has" and "have" say nothing in English
 # ("年假有多少天": 有), dropped as words, not as characters (有效期, 所有).
 _ZH_SCAFFOLD_WORDS = frozenset({"有"})
-# The unit a count or an amount is asked in ("多少天", "几次"): the answer's type, checked as such, not what the
-# question is about ("年假有多少天" is about 年假; "天" was half of what made "15 天内复核" look on target).
-_CLASSIFIERS = "天年次个人岁元块米倍周月位名种项部本条座层届期场"
+# Chinese measure words, defined once: classifiers count things ("几个", "哪所", "两座"), units measure an amount
+# ("多少天", "几岁"). After a question word either is the answer's type, checked as such, not what the question is
+# about ("年假有多少天" is about 年假; "天" was half of what made "15 天内复核" look on target).
+ZH_CLASSIFIERS = "个位家所座条种部支间名只项类本首门次届期场层"
+ZH_UNITS = "天年岁元块米倍周月人"
 _ZH_SCAFFOLD = re.compile(
-    rf"请问|是什么意思|什么意思|是什么|是多少|多长时间|多少[{_CLASSIFIERS}]?|多久|什么时候|何时|为什么|如何|怎么|怎样|"
-    rf"哪些|哪个|哪里|有什么|什么|哪|谁|几级|几[{_CLASSIFIERS}]?|吗|呢|应该|应当|最晚|[？?，,。！!、：:《》「」“”\"]"
+    rf"请问|是什么意思|什么意思|是什么|是多少|多长时间|多少[{ZH_CLASSIFIERS}{ZH_UNITS}]?|多久|什么时候|何时|为什么|"
+    rf"如何|怎么|怎样|哪些|哪个|哪里|有什么|什么|哪|谁|几级|几[{ZH_CLASSIFIERS}{ZH_UNITS}]?|吗|呢|应该|应当|最晚|"
+    r"[？?，,。！!、：:《》「」“”\"]"
 )
 
 

@@ -39,7 +39,6 @@ _CHANGE = re.compile(
 )
 ASKS_YEAR = re.compile(r"\b(what|which) year\b|哪一?年", re.I)
 _YEAR = re.compile(rf"{YEAR.pattern}(?:\s?年)?")  # with 年 where the text has it: "1994年"
-_HOW_MANY = re.compile(r"\bhow many\b", re.I)
 # A short answer is at most this long. Past it, it is cut where a clause ends, or there is none; never mid-word: "…
 # Kestrel wit…" was a fragment, and the full stop after its ellipsis came back as a sentence of its own, unverified.
 _SHORT_MAX = 80
@@ -242,7 +241,7 @@ def _qualified(part: QuestionPart, text: str, candidates: list[Value]) -> Value 
 def _asks_how_many(part: QuestionPart) -> bool:
     """A count is asked for: the only question a count written as a word answers ("merges two lists" gives no
     maximum or price)."""
-    return part.answer_type == AnswerType.NUMBER and _HOW_MANY.search(part.text) is not None
+    return part.answer_type == AnswerType.NUMBER and en_spans.HOW_MANY.search(part.text) is not None
 
 
 def _row_value(part: QuestionPart, unit: Unit) -> str | None:

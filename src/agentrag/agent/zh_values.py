@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from agentrag.agent.gap import tagged
-from agentrag.agent.question import QuestionPart
+from agentrag.agent.question import ZH_CLASSIFIERS, QuestionPart
 from agentrag.agent.values import Value
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, segment
@@ -55,7 +55,7 @@ def asked_unit(question: str) -> tuple[str, bool] | None:
     if not following or following[0] in ("是", "的", "呢", "吗", "了", "为", "有"):
         return None
     unit = following[0]
-    if len(unit) > 1 and unit[0] in "个条位名座家种次":  # "几个国际机场": the classifier, not the noun after it
+    if len(unit) > 1 and unit[0] in ZH_CLASSIFIERS:  # "几个国际机场": the classifier, not the noun after it
         unit = unit[0]
     return unit, bool(m.group(1))
 
