@@ -94,7 +94,11 @@ def _scale_queries(data: Path) -> int:
 
 def child(args: argparse.Namespace) -> None:
     """One version: answers each slice the driver sends with the hybrid searches' CPU and wall ms (and steps)."""
-    from agentrag.vocab import Channel
+    from types import SimpleNamespace
+
+    # The channels by name: code older than the vocabulary module (a93f5c2, the code issue 14 measured) takes strings,
+    # and a StrEnum member is its string.
+    Channel = SimpleNamespace(BM25="bm25", DENSE="dense", HYBRID="hybrid")
 
     spent: dict[str, float] = defaultdict(float)
     if args.stages:

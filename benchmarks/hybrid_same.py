@@ -23,6 +23,7 @@ agreement of any channel is below 0.99.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -45,6 +46,11 @@ def _open(args: argparse.Namespace) -> tuple[Any, list[str], np.ndarray]:
     return open_eval_kb(args.home, args.data, args.limit, Path(args.vectors))
 
 
+def _no_search_cache(kb_class: Any) -> dict[str, Any]:
+    """`search_cache=False` where the code has a search cache (not a93f5c2, the code issue 14 measured)."""
+    return {"search_cache": False} if "search_cache" in inspect.signature(kb_class.open).parameters else {}
+
+
 def open_scale_kb(home: Path, data: Path) -> tuple[Any, list[str], np.ndarray]:
     """`benchmarks/scale.py`'s knowledge base under `home`, its queries (from the dev sets in `data`) and their
     hashed vectors: the same for every version, no embeddings endpoint needed."""
@@ -55,7 +61,7 @@ def open_scale_kb(home: Path, data: Path) -> tuple[Any, list[str], np.ndarray]:
 
     queries = scale._queries(data)
     settings = scale.settings_for(home, "http://127.0.0.1:9/v1")  # query vectors given: never called
-    kb = KnowledgeBase.open("scale", settings=settings, create=False, search_cache=False)
+    kb = KnowledgeBase.open("scale", settings=settings, create=False, **_no_search_cache(KnowledgeBase))
     return kb, queries, scale.embed(queries, scale._projection())
 
 
@@ -72,7 +78,7 @@ def open_eval_kb(home: str, data: str, limit: int | None, vectors_file: Path) ->
     dataset = load_dataset(data, limit)
     queries = [q.text for q in dataset.queries]
     name = eval_kb_name(dataset, settings, embedder.name)
-    kb = KnowledgeBase.open(name, settings=settings, embedder=embedder, create=False, search_cache=False)
+    kb = KnowledgeBase.open(name, settings=settings, embedder=embedder, create=False, **_no_search_cache(KnowledgeBase))
     if vectors_file.exists():
         vectors = np.load(vectors_file)
     else:
