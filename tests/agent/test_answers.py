@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentrag.agent.planner import rule_plan
-from agentrag.agent.units import block_units
+from agentrag.agent.question import analyze
+from agentrag.agent.typed import short_answer
+from agentrag.agent.units import Unit, block_units, unit_tokens
 from agentrag.embed.base import Embedder
 from agentrag.kb import KnowledgeBase
 from agentrag.settings import Settings
@@ -366,3 +368,29 @@ def test_a_count_asked_of_something_no_passage_names_is_not_answered(
     assert zh.short_answer is None, zh.answer
     assert zh.confidence == "low"
     assert zh.answer.startswith("知识库中没有"), zh.answer
+
+
+def test_a_measure_is_answered_by_a_number_with_its_unit(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """ "How long is the on-call shift?" answered "128", from a release note's "raised the clause limit to 128": a
+    question asking how long, tall, high, wide, deep or far something is asks for a measure, and a bare number is
+    none. A number with its unit, in the value or right after it, still answers."""
+    files = {
+        "onboarding.md": "# Engineering onboarding\n\n## On call\n\nYou will not be on call in your first six weeks. "
+        "Shadow the primary on-call of your team for one rotation: join the handovers and read the incident threads.\n",
+        "release.md": "# Aurora 3.0\n\n## More room for heavy queries\n\nSome of you run large queries that need more "
+        "than a few seconds. We also raised the clause limit to 128, which means far fewer errors for long "
+        "product-code lists.\n",
+    }
+    (shift,) = _asked(settings, embedder, tmp_path, files, ["How long is the on-call shift?"])
+    assert shift.short_answer is None, shift.answer
+    assert not shift.answer.startswith("128"), shift.answer
+    measured = {
+        "How long is the main span of the Harbour Bridge?": ("Its main span is 503 metres long.", "503 metres"),
+        "How wide is the deck of the Harbour Bridge?": ("Its deck is 160 feet wide.", "160"),
+        "How long is the Tana estuary?": ("The Tana estuary is 5 mi long.", "5"),
+    }
+    for question, (sentence, short) in measured.items():
+        part = analyze(question).parts[0]
+        assert short_answer(part, Unit(1, sentence, "sentence", 0, tokens=unit_tokens(sentence))) == short, question

@@ -84,12 +84,12 @@ _PERSON_NOUNS = (
     r"pope|general|admiral|footballer|player|coach|manager|athlete|boxer|wrestler|comedian|host|presenter|"
     r"businessman|businesswoman|entrepreneur|founder|man|woman"
 )
+# "How long is the main span": a measure, answered by a number with its unit; "how long does it take": a duration.
+ASKS_MEASURE = re.compile(
+    r"\bhow (long|tall|high|wide|deep|far) (is|are|was|were) (the|a|an|its|his|her|their)\b", re.I
+)
 _EN_TYPES: list[tuple[re.Pattern[str], AnswerType]] = [
-    # "How long is the main span": a length; "how long does it take": a duration (next pattern).
-    (
-        re.compile(r"\bhow (long|tall|high|wide|deep|far) (is|are|was|were) (the|a|an|its|his|her|their)\b"),
-        AnswerType.NUMBER,
-    ),
+    (ASKS_MEASURE, AnswerType.NUMBER),
     (re.compile(r"\b(deadline|no later than|by when|how soon|within how)\b"), AnswerType.DURATION),
     # "What is the P1 response time": a time taken, given as a duration ("30 minutes"), not a thing named.
     (

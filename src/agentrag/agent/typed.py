@@ -11,10 +11,10 @@ from agentrag.agent import en_spans
 from agentrag.agent.definition import defined
 from agentrag.agent.gap import answer_clause, slot_span
 from agentrag.agent.kind import CONTAINERS, asked_head
-from agentrag.agent.question import QUALIFIERS, QuestionPart
+from agentrag.agent.question import ASKS_MEASURE, QUALIFIERS, QuestionPart
 from agentrag.agent.units import Unit, unit_tokens
 from agentrag.agent.value_choice import bounded, numbers, written_example
-from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, values
+from agentrag.agent.values import POSSESSIVE, YEAR, Value, looks_like_person, measures, values
 from agentrag.agent.zh_values import asked_unit, counted, whole_slot
 from agentrag.text.fingerprint import normalize_for_match
 from agentrag.text.tokenize import has_cjk, tokenize_query
@@ -109,6 +109,8 @@ def _candidates(part: QuestionPart, unit: Unit) -> list[Value]:
         # "the largest page in Aurora 3.0": the versions a text names ("2.3.0 — filters", "Aurora 2.3 now has") are
         # what such a question is qualified by, not its answer
         found = [v for v in found if not QUALIFIERS["version"].fullmatch(v.text)]
+    if kind == AnswerType.NUMBER and ASKS_MEASURE.search(part.text):  # "how long is the shift": not a bare "128"
+        found = measures(found, unit.text)
     if _asks_how_many(part):
         # "how many records ... sell": a year is no count ("it was not until 1980 that his success began")
         found = [v for v in found if not YEAR.fullmatch(v.text)]

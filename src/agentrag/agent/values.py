@@ -209,6 +209,20 @@ _INSTITUTION = frozenset(
 _DEADLINE = re.compile(r"\b(within|after|in|by|until|before)\s+\S|满|[内后]|以内|之内|之后", re.I)
 
 
+# A unit of length or time right after a number ("1,200 feet", "6 weeks"): what makes the number a measure.
+_MEASURE_UNIT = re.compile(
+    rf"\s?-?\s?(?:ft|feet|foot|inch(?:es)?|yards?|miles?|mi|km|kilomet(?:re|er)s?|m|met(?:re|er)s?|cm|mm|"
+    rf"nautical miles?|storeys?|stories|floors?|{_TIME_UNITS_EN})\b",
+    re.I,
+)
+
+
+def measures(found: list[Value], text: str) -> list[Value]:
+    """The values that are measures: a unit in the value ("340 metres") or right after it in the text. A bare number
+    ("the clause limit to 128") answers no "how long is the …"."""
+    return [v for v in found if any(c.isalpha() for c in v.text) or _MEASURE_UNIT.match(text, v.end)]
+
+
 def values(text: str, kind: AnswerType, counts: bool = False) -> list[Value]:
     """Values of the given type in the text, in order (empty for types without a value: list, steps, reason).
     `counts`: a number may be a count written as a word ("need two"), which answers "how many" and nothing else."""
