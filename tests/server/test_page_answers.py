@@ -170,6 +170,23 @@ def test_answer_text_lists_and_pipe_tables_become_elements_never_markup(browser:
     page.close()
 
 
+def test_a_sentence_quoting_json_is_not_taken_for_a_table_row(browser: Any, sample: Running) -> None:
+    """ "Errors return {"error": {"code": "...", "message": "...", "request_id": "..."}}" (the sample's E1042 answer)
+    was drawn as a table headed `Errors return {"error"`, `"message"`, `"request_id"`: its quoted JSON keys were
+    taken for a row's "key: value" pairs. A row written out as pairs still becomes a table."""
+    from playwright.sync_api import expect
+
+    page, console = _sample_page(browser, sample)
+    json_sentence = 'Errors return {"error": {"code": "...", "message": "...", "request_id": "..."}}[1].'
+    page.evaluate(RENDER, [f"Code: E1042, HTTP: 400, Meaning: Query too complex[1]. {json_sentence}", EVIL])
+    box = page.locator("#rendered")
+    expect(box.locator("table")).to_have_count(1)
+    expect(box.locator("table th")).to_have_text(["Code", "HTTP", "Meaning", ""])
+    expect(box.locator("p")).to_contain_text('Errors return {"error": {"code": "...", "message"')
+    _no_csp_violation(page, console)
+    page.close()
+
+
 def test_chinese_interface_and_a_chinese_knowledge_base_name(browser: Any, sample: Running, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 

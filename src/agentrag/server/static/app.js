@@ -388,8 +388,10 @@ function table(header, rows, byNumber) {
 }
 
 // "Code: E1042, HTTP: 400, Meaning: …[3]." — a table row as the extractive answer writes it out, perhaps after a
-// lead such as "据《…》（2024-12-20）：". Three or more "key: value" pairs, or it is a sentence.
-const KV_PAIR = /^([^:：,，|[\]]{1,30}): (.+)$/s;
+// lead such as "据《…》（2024-12-20）：". Three or more "key: value" pairs, or it is a sentence. A key is a header's
+// words: it starts with a letter or a digit and holds no brace or quote, so a sentence quoting JSON
+// ('Errors return {"error": {"code": "...", "message": "..."}}') stays a sentence.
+const KV_PAIR = /^([\p{L}\p{N}][^:：,，|[\]{}"“”]{0,29}): (.+)$/su;
 function pairsOf(text) {
   const pairs = text.split(/，|, /).map((p) => KV_PAIR.exec(p.trim()));
   return pairs.length >= 3 && pairs.every(Boolean) ? pairs : null;
